@@ -1,0 +1,48 @@
+/**
+ * @compaction-sim/core — the reference implementation of the DSH context-compaction protocol.
+ * The append-only log is the only source of truth; surface, derived messages and the header in
+ * force are pure folds of it (§1, §10, §11). This entry re-exports by name only.
+ */
+export { Seq, CallId, CompactionId, MessageId, type Branded } from './brand.ts'
+export { assertNever, InvariantError, LogError, type LogErrorCode, type LogErrorLocation } from './errors.ts'
+export type { JsonValue, JsonObject } from './log/json.ts'
+export { jsonEqual, deepFreeze } from './log/json.ts'
+export type {
+  TextBlock, ReasoningBlock, ImageBlock, ToolCallBlock, ToolResultBlock, UnknownBlock, KnownContentBlock, ContentBlock,
+  ImageAttachmentRef, MessageSource, Message, SystemMessage, UserMessage, AssistantMessage, ToolResultMessage,
+  TokenUsage, LlmFailure, FinishReason, StreamChunk, ToolSchema, LlmCallConfig, LlmCallConfigAdapterDefaults, LlmModelInfo,
+} from './log/llm.ts'
+export { isKnownBlock } from './log/llm.ts'
+export type {
+  Dialect, SurfaceOp, ReplaceOp, TurnEndReason, EpochHeader, HeaderReason, SeqRange, EventDataMap, CompactionSummaryData,
+  OffloadTarget, EventType, SurfaceEventType, SessionEvent, SurfaceEvent, ForeignEvent, LogEvent, EventDraft,
+  DialectVocabulary, SessionHeaderRecord,
+} from './log/events.ts'
+export { DIALECTS, EVENT_TYPES, vocabulary, isSurfaceType, isEventOfType, isSurfaceEvent } from './log/events.ts'
+export { EventLog, withLocation, type EventLogOptions } from './log/event-log.ts'
+export { SessionState, messageContent, type HeaderInForce, type OpenBracket, type SessionStateOptions } from './log/session-state.ts'
+export { summarizeSession, type SessionSummary } from './log/summary.ts'
+export {
+  isRepairCloser, repairRunBefore, repairClosers,
+  TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN, TOOL_NOT_STARTED_TEXT, TOOL_OUTCOME_UNKNOWN_TEXT,
+} from './log/lifecycle.ts'
+export { Surface, pairingDelta, type SurfaceView, type EventLookup } from './surface/surface.ts'
+export { toolPairingBalancedBefore, toolPairingBalancedAfter, balancedCuts, ToolPairingError } from './surface/tool-pairing.ts'
+export { deriveEventMessage, deriveMessages, deriveNodeMessages, type DeriveSource, type DerivedMessage } from './surface/derive.ts'
+export {
+  countImages, imageOccurrences, imageOffloadProjection, offloadPlaceholder, isOffloadPlaceholder, harnessReadOnlyPath,
+  type ReadOnlyPathResolver,
+} from './offload/projection.ts'
+export { canonicalHeader, headersEqual, decideHeader, foldRequestHeader, type HeaderDecisionInput } from './request/header.ts'
+export { PRUNE_MARKER, CHECKPOINT_PREAMBLE, CHECKPOINT_OPEN_TAG, CHECKPOINT_CLOSE_TAG, COMPACTION_INSTRUCTION } from './constants.ts'
+export { loadSessionLog, type LoadedSessionLog } from './log/load.ts'
+export { validateEvent, checkLossless, type ValidateOptions } from './log/validate.ts'
+export {
+  encodeEvent, encodeHeaderRecord, decodeLine, expandPackedRow, isPackedChunkRow, isHeaderRecord,
+  type PackedChunkRow,
+} from './log/codec.ts'
+export {
+  readLog, readLogLines, streamLogEvents, parseLogText, isZstdPath, hasZstdMagic,
+  type ReadLogOptions, type ReadLogResult, type TornTail, type LogLine, type LogStreamItem,
+} from './log/reader.ts'
+export { JsonlLogStore, type JsonlLogStoreOptions, type OpenedLogStore } from './log/store.ts'

@@ -1,0 +1,95 @@
+/**
+ * The in-memory session log (§0.2 "Session"): assigns `seq`, validates every append against §1
+ * before it enters the log (a refused event leaves log and surface untouched), deep-freezes accepted
+ * events, and keeps the incremental fold (`SessionState`) current.
+ */
+import type { Seq } from '../brand.ts'
+import { LogError } from '../errors.ts'
+import { deriveMessages, deriveNodeMessages, type DeriveSource, type DerivedMessage } from '../surface/derive.ts'
+import type { Dialect, EventDraft, LogEvent, SessionEvent } from './events.ts'
+import { deepFreeze } from './json.ts'
+import type { Message } from './llm.ts'
+import { SessionState, type SessionStateOptions } from './session-state.ts'
+import { validateEvent } from './validate.ts'
+
+/** Options of an `EventLog`. */
+export interface EventLogOptions {
+  dialect: Dialect
+  /** Foreign log-only types to accept besides the dialect's own (e.g. `--known-type`). */
+  knownTypes?: ReadonlySet<string>
+  /** Seqs of explicit new-series headers (run manifest), for the series epoch (§10.3). */
+  explicitSeriesHeaders?: ReadonlySet<number>
+}
+
+/** An append-only, validated, in-memory session log with its folded state. */
+export class EventLog implements DeriveSource {
+  readonly dialect: Dialect
+  private readonly list: LogEvent[] = []
+  private readonly knownTypes: ReadonlySet<string> | undefined
+  /** The incremental fold: surface, offloads, header, turns, lock. */
+  readonly state: SessionState
+
+  constructor(options: EventLogOptions) {
+    this.dialect = options.dialect
+    this.knownTypes = options.knownTypes
+    const stateOptions: SessionStateOptions = { dialect: options.dialect }
+    if (options.explicitSeriesHeaders !== undefined) stateOptions.explicitSeriesHeaders = options.explicitSeriesHeaders
+    this.state = new SessionState(stateOptions, (seq) => this.list[seq])
+  }
+
+  /**
+   * Builds a log from complete events (e.g. read from a file), validating each as an append.
+   * Throws the first `LogError`, with the seq of the offending event.
+   */
+  static fromEvents(events: Iterable<LogEvent>, options: EventLogOptions): EventLog {
+    const log = new EventLog(options)
+    for (const e of events) log.accept(e)
+    return log
+  }
+
+  /** The events so far; index === seq. Read-only. */
+  get events(): readonly LogEvent[] { return this.list }
+  /** Number of events; also the next seq. */
+  get length(): number { return this.list.length }
+  /** Current surface node seqs in position order. */
+  get nodes(): readonly Seq[] { return this.state.surface.nodes }
+  /** The event at `seq`, or undefined. */
+  event(seq: number): LogEvent | undefined { return this.list[seq] }
+  /** Offloaded image indexes of a node (§6.4). */
+  offloadedIndexes(seq: number): ReadonlySet<number> { return this.state.offloadedIndexes(seq) }
+
+  /** Appends a protocol event: assigns its seq, validates it (§1), freezes and folds it. Throws `LogError`. */
+  append<T extends EventDraft>(draft: T): SessionEvent {
+    const event = this.accept({ ...draft, seq: this.list.length } as LogEvent)
+    return event as SessionEvent
+  }
+
+  /**
+   * Appends a complete event whose seq must equal the log length. Throws `LogError`. `envelopeValidated`
+   * skips the per-event shape check for events that a reader of this dialect has just validated.
+   */
+  accept(event: LogEvent, options: { envelopeValidated?: boolean } = {}): LogEvent {
+    const valid = options.envelopeValidated === true ? event : validateEvent(event, { dialect: this.dialect, knownTypes: this.knownTypes })
+    const problem = this.state.check(valid)
+    if (problem !== undefined) throw problem
+    deepFreeze(valid)
+    this.list.push(valid)
+    this.state.apply(valid)
+    return valid
+  }
+
+  /** The model-visible messages now (§10.1). */
+  deriveMessages(): Message[] { return deriveMessages(this) }
+  /** The model-visible messages now, each with its surface node seq. */
+  deriveNodeMessages(): DerivedMessage[] { return deriveNodeMessages(this) }
+}
+
+/** Re-throws a `LogError` from `fn` with extra location facts; other errors pass through. */
+export function withLocation<T>(fn: () => T, location: { file?: string; line?: number }): T {
+  try {
+    return fn()
+  } catch (err) {
+    if (err instanceof LogError) throw err.at(location)
+    throw err
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The surface fold of §1.5: the ordered list of node seqs the model currently sees, positional
+ * replacement, `replaceGeneration`, and the tool-pairing prefix balances of §4.1. Incremental: an
+ * append costs O(1); a one-node replacement (a prune) costs O(1); a span replacement costs
+ * O(surface length after the span start).
+ */
+import type { Seq } from '../brand.ts'
+import { InvariantError } from '../errors.ts'
+import type { LogEvent, ReplaceOp, SurfaceEvent } from '../log/events.ts'
+import { jsonEqual } from '../log/json.ts'
+import type { ContentBlock } from '../log/llm.ts'
+
+/** Resolves a seq to its log event (undefined when the seq is not in the log). */
+export type EventLookup = (seq: number) => LogEvent | undefined
+
+/** Read-only view of a surface. */
+export interface SurfaceView {
+  /** Node seqs in position order. */
+  readonly nodes: readonly Seq[]
+  /** Replacements committed so far (§0.3). */
+  readonly replaceGeneration: number
+  /** Position of a current node, or -1 when `seq` is not on the surface. */
+  position(seq: number): number
+  /** True when `seq` was shadowed by a replacement (it never returns, INV-07). */
+  isShadowed(seq: number): boolean
+}
+
+/** Tool-pairing delta of one surface event (§4.1): calls of an assistant message, −1 for a result. */
+export function pairingDelta(event: LogEvent): number {
+  switch (event.type) {
+    case 'assistant/message': {
+      const content = (event.data as { message: { content: ContentBlock[] } }).message.content
+      let calls = 0
+      for (const b of content) if (b.type === 'tool-call') calls++
+      return calls
+    }
+    case 'tool/result':
+      return -1
+    default:
+      return 0
+  }
+}
+
+/** The surface fold state (§1.5.1). Mutated only through `append` and `replace`. */
+export class Surface implements SurfaceView {
+  private readonly order: Seq[] = []
+  private readonly positions = new Map<number, number>()
+  private readonly shadowed = new Set<number>()
+  /** balances[k] = Σ delta(nodes[0..k-1]); length = nodes.length + 1 (§4.1). */
+  private readonly balances: number[] = [0]
+  private generation = 0
+  /** Position of the first cut whose balance is negative, or -1 (INV-08). */
+  private negativeAt = -1
+
+  get nodes(): readonly Seq[] { return this.order }
+  get replaceGeneration(): number { return this.generation }
+  /** Position of the first node after which the pairing balance is negative, or -1 (INV-08, §11.4). */
+  get firstNegativePosition(): number { return this.negativeAt }
+
+  position(seq: number): number { return this.positions.get(seq) ?? -1 }
+  isShadowed(seq: number): boolean { return this.shadowed.has(seq) }
+
+  /** The balance of cut `k` (0 … nodes.length): the sum of deltas before position k. */
+  balanceAt(k: number): number {
+    const b = this.balances[k]
+    if (b === undefined) throw new InvariantError(`cut ${k} is outside the surface (0…${this.order.length})`)
+    return b
+  }
+
+  /** Appends a node (`surfaceOp: 'append'`). */
+  append(seq: Seq, delta: number): void {
+    this.positions.set(seq, this.order.length)
+    this.order.push(seq)
+    const prev = this.balances[this.balances.length - 1] ?? 0
+    this.balances.push(prev + delta)
+    if (this.negativeAt < 0 && prev + delta < 0) this.negativeAt = this.order.length - 1
+  }
+
+  /**
+   * Validates a replace op against the current surface (§1.5.1 steps 1–4) and returns the shadowed seqs,
+   * or a reason string when the op is invalid. `event` is the replacing event with its final seq.
+   */
+  checkReplace(event: SurfaceEvent & { surfaceOp: ReplaceOp }, lookup: EventLookup): { shadowed: Seq[] } | { reason: string; field: string } {
+    const { start, end } = event.surfaceOp
+    const i = this.position(start)
+    const j = this.position(end)
+    if (i < 0) return { reason: `replace start ${start} is not a current surface node${this.isShadowed(start) ? ' (it was shadowed)' : ''}`, field: 'surfaceOp.start' }
+    if (j < 0) return { reason: `replace end ${end} is not a current surface node${this.isShadowed(end) ? ' (it was shadowed)' : ''}`, field: 'surfaceOp.end' }
+    if (i > j) return { reason: `replace span is reversed: node ${start} is at position ${i}, after node ${end} at position ${j}`, field: 'surfaceOp' }
+    const shadowed = this.order.slice(i, j + 1)
+    const cited = new Set(event.sourceEventSeqs ?? [])
+    const missing = shadowed.filter((s) => !cited.has(s))
+    if (missing.length > 0) return { reason: `sourceEventSeqs must cite every shadowed node; missing ${missing.join(', ')}`, field: 'sourceEventSeqs' }
+    if (event.type === 'tool/result') {
+      if (shadowed.length !== 1) return { reason: `a tool/result replacement shadows exactly one node, this span has ${shadowed.length}`, field: 'surfaceOp' }
+      const old = lookup(start)
+      if (old === undefined || old.type !== 'tool/result') return { reason: `a tool/result replacement must replace a tool/result node; node ${start} is ${old?.type ?? 'missing'}`, field: 'surfaceOp.start' }
+      if (!jsonEqual(blankToolResultContent(old.data), blankToolResultContent(event.data))) {
+        return { reason: `a tool/result replacement may differ from node ${start} only in message.content[0].content (§1.4.9)`, field: 'data' }
+      }
+    }
+    return { shadowed }
+  }
+
+  /** Applies a validated replacement: `seq` takes the positions of `start`…`end` (§1.5.1 step 5). */
+  replace(seq: Seq, op: ReplaceOp, delta: number, deltaOf: (seq: number) => number): Seq[] {
+    const i = this.position(op.start)
+    const j = this.position(op.end)
+    if (i < 0 || j < i) throw new InvariantError(`replace ${op.start}…${op.end} was not validated`)
+    const shadowed = this.order.splice(i, j - i + 1, seq)
+    for (const s of shadowed) {
+      this.positions.delete(s)
+      this.shadowed.add(s)
+    }
+    this.generation++
+    if (shadowed.length === 1 && deltaOf(shadowed[0] as number) === delta) {
+      // A one-for-one replacement with the same pairing delta (every prune): positions and balances stand.
+      this.positions.set(seq, i)
+      return shadowed
+    }
+    for (let k = i; k < this.order.length; k++) this.positions.set(this.order[k] as number, k)
+    this.balances.length = i + 1
+    for (let k = i; k < this.order.length; k++) {
+      this.balances.push((this.balances[k] as number) + deltaOf(this.order[k] as number))
+    }
+    this.negativeAt = -1
+    for (let k = 1; k < this.balances.length; k++) {
+      if ((this.balances[k] as number) < 0) { this.negativeAt = k - 1; break }
+    }
+    return shadowed
+  }
+}
+
+function blankToolResultContent(data: unknown): unknown {
+  const d = data as { message?: { content?: Array<Record<string, unknown>> } }
+  const first = d.message?.content?.[0]
+  if (d.message === undefined || first === undefined) return data
+  return { ...d, message: { ...d.message, content: [{ ...first, content: null }, ...(d.message.content ?? []).slice(1)] } }
+}
