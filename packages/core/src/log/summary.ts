@@ -5,7 +5,8 @@ import type { EventLog } from './event-log.ts'
 /** The folded state at the end of a log, as plain JSON data. */
 export interface SessionSummary {
   dialect: Dialect
-  eventCount: number
+  /** Number of events in the log. */
+  events: number
   /** Surface node seqs in position order. */
   surface: number[]
   replaceGeneration: number
@@ -34,7 +35,7 @@ export function summarizeSession(log: EventLog): SessionSummary {
   const h = s.header
   return {
     dialect: log.dialect,
-    eventCount: log.length,
+    events: log.length,
     surface: [...s.surface.nodes],
     replaceGeneration: s.surface.replaceGeneration,
     offloadCount: s.offloadCount,

@@ -1,0 +1,55 @@
+/**
+ * `pnpm bench`: runs the benchmarks and prints a table and the flatness ratio. Plain tinybench 6 scripts,
+ * not `vitest bench` (vitest 4 bundles tinybench 2). Options: `--seed <uint32>` (default 1) picks the
+ * synthetic log; `--check` exits 1 when the append ratio exceeds its bound (off by default: timings on
+ * a shared 2-core machine are noisy, so CI does not gate on them).
+ */
+import { parseArgs } from 'node:util'
+import { APPEND_BATCH_EVENTS, APPEND_RATIO_MAX, runFoldBench, type FoldBenchRow } from './fold.bench.ts'
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: { seed: { type: 'string', default: '1' }, check: { type: 'boolean', default: false } },
+  strict: true,
+})
+const seed = Number(values.seed)
+if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+  process.stderr.write(`bench: --seed must be a uint32, got ${values.seed}\n`)
+  process.exit(2)
+}
+
+process.stdout.write(`SEED=${seed} node=${process.version}\n`)
+const startedMs = performance.now()
+const rows = await runFoldBench({ seed })
+process.stdout.write(`\n${formatTable(rows)}\n`)
+
+const first = rows[0]
+const last = rows[rows.length - 1]
+if (first !== undefined && last !== undefined && first !== last) {
+  const ratio = last.appendUsPerEventMedian / first.appendUsPerEventMedian
+  const verdict = ratio <= APPEND_RATIO_MAX ? 'ok' : 'OVER BOUND'
+  process.stdout.write(
+    `\nappend ratio ${fmtInt(last.sizeEvents)} / ${fmtInt(first.sizeEvents)}: ${ratio.toFixed(2)}x `
+    + `(bound ${APPEND_RATIO_MAX}x) ${verdict}\n`,
+  )
+  if (values.check && ratio > APPEND_RATIO_MAX) process.exitCode = 1
+}
+process.stdout.write(`total ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
+
+function formatTable(table: readonly FoldBenchRow[]): string {
+  const header = ['events', 'fold ms (p50)', 'fold events/s', `append µs/event (next ${fmtInt(APPEND_BATCH_EVENTS)}, p50)`, 'samples']
+  const body = table.map((r) => [
+    fmtInt(r.sizeEvents),
+    r.foldMsMedian.toFixed(2),
+    fmtInt(Math.round(r.foldEventsPerSecond)),
+    r.appendUsPerEventMedian.toFixed(3),
+    `${r.foldSamples}/${r.appendSamples}`,
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)))
+  const line = (cells: readonly string[]): string => cells.map((c, i) => c.padStart(widths[i] ?? 0)).join('  ')
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n')
+}
+
+function fmtInt(n: number): string {
+  return n.toLocaleString('en-US')
+}

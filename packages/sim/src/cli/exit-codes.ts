@@ -1,0 +1,42 @@
+/**
+ * The exit-code contract of `sim` (design.md §5) and the one place that maps a thrown error to it.
+ * Scripts and CI read these numbers; changing one is a breaking change.
+ */
+import { LogError } from '@compaction-sim/core'
+
+/** Exit codes: 0 ok · 1 a check or scenario failed · 2 usage or input error · 3 internal error of sim. */
+export const ExitCode = {
+  Ok: 0,
+  Failed: 1,
+  Usage: 2,
+  Internal: 3,
+} as const
+
+/** One of the four exit codes of `ExitCode`. */
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+/** Why a command line or its input was refused; always exit 2. `message` is shown as is. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+  readonly code = 'USAGE'
+}
+
+/** How a thrown value ends the run: its exit code and the one-line message for stderr. */
+export interface ErrorVerdict {
+  exitCode: ExitCode
+  message: string
+  /** True for a bug in sim itself: the stack is worth showing under `--debug`. */
+  internal: boolean
+}
+
+/**
+ * Classifies `error`: a `UsageError` (bad flag, missing file) or a core `LogError` (unreadable or invalid
+ * log; its message is already `file:line: reason`) is an input error, exit 2; anything else is a bug
+ * in sim, exit 3.
+ */
+export function classifyError(error: unknown): ErrorVerdict {
+  if (error instanceof UsageError) return { exitCode: ExitCode.Usage, message: error.message, internal: false }
+  if (error instanceof LogError) return { exitCode: ExitCode.Usage, message: error.message, internal: false }
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+  return { exitCode: ExitCode.Internal, message, internal: true }
+}
