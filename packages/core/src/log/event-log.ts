@@ -78,6 +78,26 @@ export class EventLog implements DeriveSource {
     return valid
   }
 
+  /**
+   * Appends a metering event and the replacement it prices as one synchronous pair (§2.6, §5.4 rule 1,
+   * §7.7): both are validated before either is written, so a refused replacement leaves no dangling
+   * metering event (D-15). The metering event must be log-only. Returns both events. Throws `LogError`.
+   */
+  appendMeteredReplacement(metering: EventDraft, replacement: EventDraft): [SessionEvent, SessionEvent] {
+    const opts = { dialect: this.dialect, knownTypes: this.knownTypes }
+    const first = validateEvent({ ...metering, seq: this.list.length } as LogEvent, opts)
+    if ('surfaceOp' in first && first.surfaceOp !== undefined) throw new LogError('SURFACE_OP', 'a metering event must be log-only', { seq: first.seq })
+    const second = validateEvent({ ...replacement, seq: this.list.length + 1 } as LogEvent, opts)
+    const problem = this.state.check(first) ?? this.state.check(second, 1)
+    if (problem !== undefined) throw problem
+    for (const e of [first, second]) {
+      deepFreeze(e)
+      this.list.push(e)
+      this.state.apply(e)
+    }
+    return [first as SessionEvent, second as SessionEvent]
+  }
+
   /** The model-visible messages now (§10.1). */
   deriveMessages(): Message[] { return deriveMessages(this) }
   /** The model-visible messages now, each with its surface node seq. */

@@ -101,14 +101,17 @@ export class SessionState {
   /**
    * Validates `event` as the next event against the §1 rules that need the log so far: contiguous seq
    * (INV-01), replace spans and coverage (§1.5.1, INV-05/06), offload targets (§6.4). Returns the error
-   * instead of throwing so callers can add location facts.
+   * instead of throwing so callers can add location facts. `pendingLogOnly` counts log-only events that
+   * are validated but not yet applied ahead of this one (a metering event before its replacement).
    */
-  check(event: LogEvent): LogError | undefined {
+  check(event: LogEvent, pendingLogOnly = 0): LogError | undefined {
     const at = { seq: event.seq }
-    if (event.seq !== this.length) return new LogError('SEQ', `expected seq ${this.length}, found ${event.seq}`, { ...at, field: 'seq' })
+    if (event.seq !== this.length + pendingLogOnly) return new LogError('SEQ', `expected seq ${this.length}, found ${event.seq}`, { ...at, field: 'seq' })
     if ('surfaceOp' in event && typeof event.surfaceOp === 'object') {
       const result = this.surface.checkReplace(event as SurfaceEvent & { surfaceOp: ReplaceOp }, this.lookup)
       if ('reason' in result) return new LogError('REPLACE', result.reason, { ...at, field: result.field })
+      // §1.3: a tool-result replacement is turn work (a prune outside a turn is refused, D-15).
+      if (event.type === 'tool/result' && this.turn === null) return new LogError('REPLACE', 'a tool/result replacement needs an open turn', { ...at, field: 'surfaceOp' })
     }
     if (event.type === 'image/offload') return this.checkOffload(event as SessionEvent<'image/offload'>)
     return undefined

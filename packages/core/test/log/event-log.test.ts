@@ -61,14 +61,33 @@ describe('EventLog append validation', () => {
   })
 
   it('refuses a tool/result replacement that changes more than the inner content (§1.4.9, INV-06)', () => {
-    const log = logOf(assistant(['c1']), result('c1', 'long output'))
+    const log = logOf(assistant(['c1']), result('c1', 'long output'), marker('turn/start'))
     const good = { ...result('c1', 'short'), surfaceOp: { op: 'replace' as const, start: 1 as never, end: 1 as never }, sourceEventSeqs: [1 as never] }
     const badMeta = { ...good, data: { ...good.data, meta: { extra: true } } }
     refused(log, badMeta, 'REPLACE', /only in message.content\[0\].content/)
     const badError = { ...good, data: { ...good.data, message: { ...good.data.message, content: [{ ...good.data.message.content[0], isError: true }] as typeof good.data.message.content } } }
     refused(log, badError, 'REPLACE', /only in message.content\[0\].content/)
     log.append(good)
-    expect(log.nodes).toEqual([0, 2])
+    expect(log.nodes).toEqual([0, 3])
+  })
+
+  it('refuses a tool/result replacement outside an open turn (§1.3, D-15)', () => {
+    const log = logOf(marker('turn/start'), assistant(['c1']), result('c1', 'long output'), marker('turn/end'))
+    const prune = { ...result('c1', 'short'), surfaceOp: { op: 'replace' as const, start: 2 as never, end: 2 as never }, sourceEventSeqs: [2 as never] }
+    refused(log, prune, 'REPLACE', /needs an open turn/)
+  })
+
+  it('appends a metering event and its replacement as a pair, or neither (§2.6, D-15)', () => {
+    const log = logOf(marker('turn/start'), assistant(['c1']), result('c1', 'long output'))
+    const metering: EventDraft = { time: 0, type: 'compaction/prune', data: { shadowedRange: { start: 2 as never, end: 2 as never }, shadowedSeqs: [2 as never], shadowedTokenCount: 9 } }
+    const prune = { ...result('c1', 'short'), surfaceOp: { op: 'replace' as const, start: 2 as never, end: 2 as never }, sourceEventSeqs: [2 as never] }
+    const stale = { ...prune, surfaceOp: { op: 'replace' as const, start: 7 as never, end: 7 as never }, sourceEventSeqs: [2 as never] }
+    expect(() => log.appendMeteredReplacement(metering, stale)).toThrow(/start 7 is not a current surface node/)
+    expect(log.length).toBe(3)
+    expect(() => log.appendMeteredReplacement(prune, prune)).toThrow(/metering event must be log-only/)
+    const [m, r] = log.appendMeteredReplacement(metering, prune)
+    expect([m.seq, r.seq]).toEqual([3, 4])
+    expect(log.nodes).toEqual([1, 4])
   })
 
   it('refuses a tool/result replacement over several nodes or over a non-result', () => {

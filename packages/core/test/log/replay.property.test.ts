@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { EventLog } from '../../src/log/event-log.ts'
 import { summarizeSession, type SessionSummary } from '../../src/log/summary.ts'
 import type { Message } from '../../src/log/llm.ts'
-import { interpret, newModel, opArb } from '../support/log-gen.ts'
+import { interpret, openTurn, newModel, opArb } from '../support/log-gen.ts'
 import { fcParams } from '../support/seed.ts'
 
 describe('replaying a log prefix is deterministic', () => {
@@ -18,6 +18,8 @@ describe('replaying a log prefix is deterministic', () => {
       const log = new EventLog({ dialect: 'seed' })
       const model = newModel()
       const snapshots: Array<{ summary: SessionSummary; messages: Message[] }> = [{ summary: summarizeSession(log), messages: log.deriveMessages() }]
+      log.append(openTurn) // tool-result replacements need an open turn (§1.3)
+      snapshots.push({ summary: summarizeSession(log), messages: log.deriveMessages() })
       for (const op of ops) {
         const draft = interpret(op, log.length, model)
         if (draft === null) continue

@@ -7,6 +7,9 @@ import fc from 'fast-check'
 import type { EventDraft } from '../../src/log/events.ts'
 import type { ContentBlock } from '../../src/log/llm.ts'
 
+/** The first event of every generated log: tool-result replacements need an open turn (§1.3). */
+export const openTurn: EventDraft = { time: 1_700_000_000_000, type: 'turn/start', data: { turn: 1 } }
+
 /** One abstract operation; numbers pick targets modulo what exists. */
 export type Op =
   | { k: 'user'; images: number }

@@ -9,13 +9,14 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { LogError } from '../../src/errors.ts'
 import { EventLog } from '../../src/log/event-log.ts'
-import { interpret, naiveBalances, newModel, opArb } from '../support/log-gen.ts'
+import { interpret, openTurn, naiveBalances, newModel, opArb } from '../support/log-gen.ts'
 import { fcParams } from '../support/seed.ts'
 
 describe('surface fold (§1.5.1) equals the naive model', () => {
   it('after every event of any valid random history', () => {
     fc.assert(fc.property(fc.array(opArb, { maxLength: 150, size: 'max' }), (ops) => {
       const log = new EventLog({ dialect: 'seed' })
+      log.append(openTurn) // tool-result replacements need an open turn (§1.3)
       const model = newModel()
       for (const op of ops) {
         const draft = interpret(op, log.length, model)
@@ -42,6 +43,7 @@ describe('surface fold (§1.5.1) equals the naive model', () => {
   it('refuses a replace naming a shadowed node and leaves the log untouched', () => {
     fc.assert(fc.property(fc.array(opArb, { maxLength: 100, size: 'max' }), fc.nat(), (ops, pick) => {
       const log = new EventLog({ dialect: 'seed' })
+      log.append(openTurn) // tool-result replacements need an open turn (§1.3)
       const model = newModel()
       for (const op of ops) {
         const draft = interpret(op, log.length, model)

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { EventLog } from '../../src/log/event-log.ts'
 import type { EventDraft } from '../../src/log/events.ts'
 import { balancedCuts, toolPairingBalancedAfter, toolPairingBalancedBefore, ToolPairingError } from '../../src/surface/tool-pairing.ts'
-import { assistant, replacement, result, user } from '../support/events.ts'
+import { assistant, marker, replacement, result, user } from '../support/events.ts'
 
 function logOf(...drafts: EventDraft[]): EventLog {
   const log = new EventLog({ dialect: 'seed' })
@@ -41,10 +41,10 @@ describe('tool-pairing balance (§4.1)', () => {
   })
 
   it('pruning keeps balances: a one-for-one result replacement changes no cut', () => {
-    const log = logOf(user('a'), assistant(['x']), result('x', 'long'))
+    const log = logOf(marker('turn/start'), user('a'), assistant(['x']), result('x', 'long'))
     const before = balancedCuts(log.state.surface)
-    log.append({ ...result('x', 'short'), surfaceOp: { op: 'replace', start: 2 as never, end: 2 as never }, sourceEventSeqs: [2 as never] })
+    log.append({ ...result('x', 'short'), surfaceOp: { op: 'replace', start: 3 as never, end: 3 as never }, sourceEventSeqs: [3 as never] })
     expect(balancedCuts(log.state.surface)).toEqual(before)
-    expect(log.nodes).toEqual([0, 1, 3])
+    expect(log.nodes).toEqual([1, 2, 4])
   })
 })
