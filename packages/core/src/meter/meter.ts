@@ -1,0 +1,311 @@
+/**
+ * The token meter of §2: replays a session log into a priced surface and a request-pressure figure.
+ * Incremental: it folds only the events appended since its last call (O(new events)); node prices are
+ * kept per position and changed only by replacements, offloads and image-price (route) changes.
+ * `measure()` is O(1) after catching up; a measurement's `nodes` are materialised on first access.
+ */
+import { InvariantError } from '../errors.ts'
+import { assembleAttempt, AssemblyError } from '../log/assembly.ts'
+import type { Dialect, EpochHeader, LogEvent, SessionEvent } from '../log/events.ts'
+import type { StreamChunk } from '../log/llm.ts'
+import { messageContent, SessionState } from '../log/session-state.ts'
+import { countImages, harnessReadOnlyPath, imageOffloadProjection, type ReadOnlyPathResolver } from '../offload/projection.ts'
+import { canonicalHeader, headersEqual } from '../request/header.ts'
+import { deriveEventMessage } from '../surface/derive.ts'
+import type { Baseline, Measurement, PricedNode } from './measurement.ts'
+import { blockPrice, ROLE_OVERHEAD, routePrice, textTokens, BLOCK_OVERHEAD, toolsPrice } from './price.ts'
+
+/** Why a replay cannot be metered (§2.5 "Replay errors"); the meter keeps throwing it for the same log. */
+export type MeterReplayErrorCode = 'STEP_OPEN' | 'STEP_MISMATCH' | 'OUTSIDE_STEP' | 'CITED_CHUNKS' | 'REPLACE' | 'ASSEMBLY'
+
+/** A log the meter cannot replay (§2.5). */
+export class MeterReplayError extends Error {
+  override readonly name = 'MeterReplayError'
+  readonly code: MeterReplayErrorCode
+  readonly seq: number
+  constructor(code: MeterReplayErrorCode, seq: number, message: string, options?: ErrorOptions) {
+    super(`seq ${seq}: ${message}`, options)
+    this.code = code
+    this.seq = seq
+  }
+}
+
+/** Options of a `TokenMeter`. */
+export interface TokenMeterOptions {
+  dialect: Dialect
+  /** Read-only attachment paths used in offload placeholders (§6.5); the harness rule by default. */
+  readOnlyPath?: ReadOnlyPathResolver
+}
+
+interface Anchor {
+  header: EpochHeader | undefined
+  surfaceTokens: number
+  baseline: Baseline
+}
+
+/** `envelopePrice(h)` (§2.2; rc.8 adds the header-carried system prompt, §14.1 "Metering"). */
+export function envelopePrice(h: EpochHeader | undefined, dialect: Dialect): number {
+  if (h === undefined) return 0
+  const system = dialect === 'dsh-0.1.0-rc.8' && h.system !== undefined && h.system !== '' ? textTokens(h.system) + BLOCK_OVERHEAD : 0
+  return system + toolsPrice(h.tools)
+}
+
+/** An incremental token meter over a growing event list (an `EventLog`'s `events`, or any array). */
+export class TokenMeter {
+  readonly dialect: Dialect
+  private readonly source: { readonly events: readonly LogEvent[] }
+  private readonly readOnlyPath: ReadOnlyPathResolver
+  private readonly state: SessionState
+  private processed = 0
+  /** Priced nodes in position order; copy-on-write once a measurement shares it. */
+  private prices: PricedNode[] = []
+  private shared = false
+  private surfaceTotal = 0
+  /** Nodes whose original message holds images: re-priced when the image price changes. */
+  private readonly imageNodes = new Set<number>()
+  private imagePriceNow: number | undefined
+  private stepSurface = 0
+  private anchor: Anchor | undefined
+  private step: { turn: number; step: number } | null = null
+  private failure: MeterReplayError | undefined
+
+  constructor(source: { readonly events: readonly LogEvent[] }, options: TokenMeterOptions) {
+    this.source = source
+    this.dialect = options.dialect
+    this.readOnlyPath = options.readOnlyPath ?? harnessReadOnlyPath
+    this.state = new SessionState({ dialect: options.dialect }, (seq) => this.source.events[seq])
+  }
+
+  /** The route image price in force (§2.3), after catching up. */
+  get imagePrice(): number | undefined {
+    this.catchUp()
+    return this.imagePriceNow
+  }
+
+  /**
+   * Measures the log as it stands (§2.5 `measure`). `headerOverride` prices a proposed header instead
+   * of the folded one (an anchor survives only if it equals the anchor's header). Throws
+   * `MeterReplayError` for a log it cannot replay, and keeps throwing it.
+   */
+  measure(headerOverride?: EpochHeader): Measurement {
+    this.catchUp()
+    const h = headerOverride !== undefined ? canonicalHeader(headerOverride, this.dialect) : this.state.header?.header
+    let baseline: Baseline
+    let delta: number
+    const a = this.anchor
+    if (a !== undefined && sameHeader(a.header, h)) {
+      baseline = a.baseline
+      delta = this.surfaceTotal - a.surfaceTokens
+    } else if (h === undefined && this.surfaceTotal === 0) {
+      baseline = { kind: 'none', tokens: 0 }
+      delta = 0
+    } else {
+      baseline = { kind: 'estimated', tokens: envelopePrice(h, this.dialect) + this.surfaceTotal }
+      delta = 0
+    }
+    this.shared = true
+    return new MeasurementSnapshot(this.processed, baseline, delta, this.surfaceTotal, this.prices, this.prices.length)
+  }
+
+  /** Folds every event appended since the last call. */
+  private catchUp(): void {
+    if (this.failure !== undefined) throw this.failure
+    const events = this.source.events
+    while (this.processed < events.length) {
+      const e = events[this.processed] as LogEvent
+      try {
+        this.fold(e)
+      } catch (err) {
+        this.failure = err instanceof MeterReplayError ? err : new MeterReplayError('REPLACE', e.seq, String(err), { cause: err })
+        throw this.failure
+      }
+      this.processed++
+    }
+  }
+
+  private fold(e: LogEvent): void {
+    const surfaceOp = 'surfaceOp' in e ? e.surfaceOp : undefined
+    if (surfaceOp !== undefined && surfaceOp !== 'append') {
+      const i = this.state.surface.position(surfaceOp.start)
+      const j = this.state.surface.position(surfaceOp.end)
+      if (i < 0 || j < i) throw new MeterReplayError('REPLACE', e.seq, `replacement range ${surfaceOp.start}…${surfaceOp.end} is not on the surface`)
+      this.state.apply(e)
+      const tokens = this.nodePrice(e.seq)
+      const removed = this.mutablePrices().splice(i, j - i + 1, { seq: e.seq, tokens })
+      for (const r of removed) this.surfaceTotal -= r.tokens
+      this.surfaceTotal += tokens
+      this.noteImages(e)
+      return
+    }
+    if (surfaceOp === 'append') {
+      if (e.type === 'assistant/message') this.checkInStep(e as SessionEvent<'assistant/message'>)
+      this.state.apply(e)
+      const tokens = this.nodePrice(e.seq)
+      this.prices.push({ seq: e.seq, tokens })
+      this.surfaceTotal += tokens
+      this.noteImages(e)
+      if (e.type === 'assistant/message') this.anchorOn(e as SessionEvent<'assistant/message'>, tokens)
+      return
+    }
+    this.state.apply(e)
+    const ev = e as SessionEvent
+    switch (ev.type) {
+      case 'step/start':
+        if (this.step !== null) throw new MeterReplayError('STEP_OPEN', e.seq, `step/start while step ${this.step.turn}.${this.step.step} is open`)
+        this.step = { turn: ev.data.turn, step: ev.data.step }
+        this.stepSurface = this.surfaceTotal
+        return
+      case 'step/end':
+        if (this.step === null || this.step.turn !== ev.data.turn || this.step.step !== ev.data.step) {
+          throw new MeterReplayError('STEP_MISMATCH', e.seq, `step/end ${ev.data.turn}.${ev.data.step} does not match the open step`)
+        }
+        this.step = null
+        return
+      case 'image/offload':
+        for (const t of ev.data.targets) this.reprice(t.seq)
+        return
+      case 'request/header':
+      case 'request/context':
+        this.refreshImagePrice()
+        return
+      default:
+        return
+    }
+  }
+
+  private checkInStep(e: SessionEvent<'assistant/message'>): void {
+    if (this.step === null || this.step.turn !== e.data.turn || this.step.step !== e.data.step) {
+      throw new MeterReplayError('OUTSIDE_STEP', e.seq, `assistant/message of step ${e.data.turn}.${e.data.step} outside its open step`)
+    }
+  }
+
+  /** §2.5: on each assistant/message, set the anchor. */
+  private anchorOn(e: SessionEvent<'assistant/message'>, eventTokens: number): void {
+    const H = this.state.header?.header
+    const usage = e.data.usage
+    let surfaceTokens: number
+    let baseline: Baseline
+    if (usage !== undefined && H !== undefined) {
+      surfaceTokens = this.stepSurface + this.providerAssistantTokens(e, eventTokens)
+      const providerTokens = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens
+      const estimated = envelopePrice(H, this.dialect) + surfaceTokens
+      baseline = providerTokens >= estimated ? { kind: 'usage', tokens: providerTokens, usage } : { kind: 'estimated', tokens: estimated }
+    } else {
+      surfaceTokens = this.stepSurface + eventTokens
+      baseline = { kind: 'estimated', tokens: envelopePrice(H, this.dialect) + surfaceTokens }
+    }
+    this.anchor = { header: H, surfaceTokens, baseline }
+  }
+
+  private providerAssistantTokens(e: SessionEvent<'assistant/message'>, eventTokens: number): number {
+    const cited = e.sourceEventSeqs
+    if (cited === undefined) return eventTokens
+    const chunks: StreamChunk[] = []
+    const seen = new Set<number>()
+    for (const s of cited) {
+      const c = this.source.events[s]
+      if (seen.has(s) || s >= e.seq || c?.type !== 'assistant/chunk') {
+        throw new MeterReplayError('CITED_CHUNKS', e.seq, `cited seq ${s} is not an earlier, distinct assistant/chunk`)
+      }
+      seen.add(s)
+      const data = (c as SessionEvent<'assistant/chunk'>).data
+      if (data.turn !== e.data.turn || data.step !== e.data.step) {
+        throw new MeterReplayError('CITED_CHUNKS', e.seq, `cited chunk ${s} belongs to step ${data.turn}.${data.step}, not ${e.data.turn}.${e.data.step}`)
+      }
+      chunks.push(data.chunk)
+    }
+    let blocks
+    try {
+      blocks = assembleAttempt(chunks).blocks
+    } catch (err) {
+      if (err instanceof AssemblyError) throw new MeterReplayError('ASSEMBLY', e.seq, err.message, { cause: err })
+      throw err
+    }
+    if (blocks.length === 0) return 0
+    let sum = ROLE_OVERHEAD
+    for (const b of blocks) sum += blockPrice(b, this.imagePriceNow)
+    return sum
+  }
+
+  /** `P_route` of a node's projected message (0 when it projects to null, §2.4). */
+  private nodePrice(seq: number): number {
+    const event = this.source.events[seq]
+    if (event === undefined) throw new InvariantError(`surface node ${seq} is not in the log`)
+    const m = deriveEventMessage(event)
+    if (m === null) return 0
+    const offloaded = this.state.offloadedIndexes(seq)
+    const projected = offloaded.size > 0 ? imageOffloadProjection(m, offloaded, this.readOnlyPath) : m
+    return routePrice(projected, this.imagePriceNow)
+  }
+
+  private noteImages(e: LogEvent): void {
+    if (countImages(messageContent(e)) > 0) this.imageNodes.add(e.seq)
+  }
+
+  private reprice(seq: number): void {
+    const p = this.state.surface.position(seq)
+    if (p < 0) return
+    const old = this.prices[p] as PricedNode
+    const tokens = this.nodePrice(seq)
+    if (tokens === old.tokens) return
+    this.mutablePrices()[p] = { seq: old.seq, tokens }
+    this.surfaceTotal += tokens - old.tokens
+  }
+
+  /** §2.3: the image price applies only while the latest request/context matches the folded route. */
+  private refreshImagePrice(): void {
+    const ctx = this.state.routeContext?.data
+    const h = this.state.header?.header
+    const next = this.dialect === 'seed' && ctx?.imageTokens !== undefined && h !== undefined &&
+      ctx.provider === h.config.provider && ctx.model === h.config.model ? ctx.imageTokens : undefined
+    if (next === this.imagePriceNow) return
+    this.imagePriceNow = next
+    for (const seq of this.imageNodes) this.reprice(seq)
+  }
+
+  private mutablePrices(): PricedNode[] {
+    if (this.shared) {
+      this.prices = this.prices.slice()
+      this.shared = false
+    }
+    return this.prices
+  }
+}
+
+function sameHeader(a: EpochHeader | undefined, b: EpochHeader | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b
+  return headersEqual(a, b)
+}
+
+/** A detached measurement; `nodes` is copied out of the shared price array on first access. */
+class MeasurementSnapshot implements Measurement {
+  readonly logRevision: number
+  readonly baseline: Baseline
+  readonly surfaceDeltaTokens: number
+  readonly totalTokens: number
+  readonly surfaceTokens: number
+  private readonly source: readonly PricedNode[]
+  private readonly count: number
+  private materialised: readonly PricedNode[] | undefined
+
+  constructor(logRevision: number, baseline: Baseline, delta: number, surfaceTokens: number, source: readonly PricedNode[], count: number) {
+    this.logRevision = logRevision
+    this.baseline = baseline
+    this.surfaceDeltaTokens = delta
+    this.totalTokens = Math.max(0, baseline.tokens + delta)
+    this.surfaceTokens = surfaceTokens
+    this.source = source
+    this.count = count
+    Object.freeze(baseline)
+  }
+
+  get nodes(): readonly PricedNode[] {
+    this.materialised ??= Object.freeze(this.source.slice(0, this.count))
+    return this.materialised
+  }
+
+  /** Plain JSON form (nodes included). */
+  toJSON(): Omit<Measurement, never> {
+    return { logRevision: this.logRevision, baseline: this.baseline, surfaceDeltaTokens: this.surfaceDeltaTokens, totalTokens: this.totalTokens, surfaceTokens: this.surfaceTokens, nodes: this.nodes }
+  }
+}
