@@ -79,18 +79,21 @@ export async function runFoldBench(options: FoldBenchOptions): Promise<FoldBench
   return rows
 }
 
-function toDraft(event: LogEvent): EventDraft {
+/** An event without its seq, ready to append. */
+export function toDraft(event: LogEvent): EventDraft {
   const { seq: _seq, ...draft } = event
   return draft as EventDraft
 }
 
-function medianMs(bench: Bench, name: string): number {
+/** Median latency (ms) of a finished task. */
+export function medianMs(bench: Bench, name: string): number {
   const task = bench.getTask(name)
   const result = task?.result
   if (result === undefined || !('latency' in result)) throw new Error(`benchmark ${name} produced no latency statistics`)
   return result.latency.p50
 }
 
-function samples(bench: Bench): number {
+/** Number of samples a finished bench ran. */
+export function samples(bench: Bench): number {
   return bench.tasks.reduce((sum, task) => sum + task.runs, 0)
 }

@@ -5,7 +5,8 @@
  * a shared 2-core machine are noisy, so CI does not gate on them).
  */
 import { parseArgs } from 'node:util'
-import { APPEND_BATCH_EVENTS, APPEND_RATIO_MAX, runFoldBench, type FoldBenchRow } from './fold.bench.ts'
+import { APPEND_BATCH_EVENTS, APPEND_RATIO_MAX, FOLD_SIZES, runFoldBench, type FoldBenchRow } from './fold.bench.ts'
+import { runMeterBench } from './meter.bench.ts'
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -32,6 +33,16 @@ if (first !== undefined && last !== undefined && first !== last) {
     `\nappend ratio ${fmtInt(last.sizeEvents)} / ${fmtInt(first.sizeEvents)}: ${ratio.toFixed(2)}x `
     + `(bound ${APPEND_RATIO_MAX}x) ${verdict}\n`,
   )
+  if (values.check && ratio > APPEND_RATIO_MAX) process.exitCode = 1
+}
+const meterRows = await runMeterBench({ seed, sizes: FOLD_SIZES })
+process.stdout.write('\nmeter: append + measure() per event (next 1,000 events)\n')
+for (const r of meterRows) process.stdout.write(`${fmtInt(r.sizeEvents).padStart(8)} events  ${r.usPerAppendAndMeasure.toFixed(3)} µs/event  (${r.samples} samples)\n`)
+const m0 = meterRows[0]
+const mN = meterRows[meterRows.length - 1]
+if (m0 !== undefined && mN !== undefined && m0 !== mN) {
+  const ratio = mN.usPerAppendAndMeasure / m0.usPerAppendAndMeasure
+  process.stdout.write(`meter ratio ${fmtInt(mN.sizeEvents)} / ${fmtInt(m0.sizeEvents)}: ${ratio.toFixed(2)}x (bound ${APPEND_RATIO_MAX}x) ${ratio <= APPEND_RATIO_MAX ? 'ok' : 'OVER BOUND'}\n`)
   if (values.check && ratio > APPEND_RATIO_MAX) process.exitCode = 1
 }
 process.stdout.write(`total ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)

@@ -12,6 +12,7 @@ import { messageContent, SessionState } from '../log/session-state.ts'
 import { countImages, harnessReadOnlyPath, imageOffloadProjection, type ReadOnlyPathResolver } from '../offload/projection.ts'
 import { canonicalHeader, headersEqual } from '../request/header.ts'
 import { deriveEventMessage } from '../surface/derive.ts'
+import { ChunkedList, type ListSnapshot } from './chunked-list.ts'
 import type { Baseline, Measurement, PricedNode } from './measurement.ts'
 import { blockPrice, ROLE_OVERHEAD, routePrice, textTokens, BLOCK_OVERHEAD, toolsPrice } from './price.ts'
 
@@ -57,9 +58,8 @@ export class TokenMeter {
   private readonly readOnlyPath: ReadOnlyPathResolver
   private readonly state: SessionState
   private processed = 0
-  /** Priced nodes in position order; copy-on-write once a measurement shares it. */
-  private prices: PricedNode[] = []
-  private shared = false
+  /** Priced nodes in position order; snapshots share chunks copy-on-write. */
+  private readonly prices = new ChunkedList<PricedNode>()
   private surfaceTotal = 0
   /** Nodes whose original message holds images: re-priced when the image price changes. */
   private readonly imageNodes = new Set<number>()
@@ -103,8 +103,7 @@ export class TokenMeter {
       baseline = { kind: 'estimated', tokens: envelopePrice(h, this.dialect) + this.surfaceTotal }
       delta = 0
     }
-    this.shared = true
-    return new MeasurementSnapshot(this.processed, baseline, delta, this.surfaceTotal, this.prices, this.prices.length)
+    return new MeasurementSnapshot(this.processed, baseline, delta, this.surfaceTotal, this.prices.snapshot())
   }
 
   /** Folds every event appended since the last call. */
@@ -131,7 +130,9 @@ export class TokenMeter {
       if (i < 0 || j < i) throw new MeterReplayError('REPLACE', e.seq, `replacement range ${surfaceOp.start}…${surfaceOp.end} is not on the surface`)
       this.state.apply(e)
       const tokens = this.nodePrice(e.seq)
-      const removed = this.mutablePrices().splice(i, j - i + 1, { seq: e.seq, tokens })
+      const replacement = Object.freeze({ seq: e.seq, tokens })
+      const removed = i === j ? [this.prices.at(i) as PricedNode] : this.prices.splice(i, j - i + 1, replacement)
+      if (i === j) this.prices.set(i, replacement)
       for (const r of removed) this.surfaceTotal -= r.tokens
       this.surfaceTotal += tokens
       this.noteImages(e)
@@ -141,7 +142,7 @@ export class TokenMeter {
       if (e.type === 'assistant/message') this.checkInStep(e as SessionEvent<'assistant/message'>)
       this.state.apply(e)
       const tokens = this.nodePrice(e.seq)
-      this.prices.push({ seq: e.seq, tokens })
+      this.prices.push(Object.freeze({ seq: e.seq, tokens }))
       this.surfaceTotal += tokens
       this.noteImages(e)
       if (e.type === 'assistant/message') this.anchorOn(e as SessionEvent<'assistant/message'>, tokens)
@@ -245,10 +246,10 @@ export class TokenMeter {
   private reprice(seq: number): void {
     const p = this.state.surface.position(seq)
     if (p < 0) return
-    const old = this.prices[p] as PricedNode
+    const old = this.prices.at(p) as PricedNode
     const tokens = this.nodePrice(seq)
     if (tokens === old.tokens) return
-    this.mutablePrices()[p] = { seq: old.seq, tokens }
+    this.prices.set(p, Object.freeze({ seq: old.seq, tokens }))
     this.surfaceTotal += tokens - old.tokens
   }
 
@@ -263,13 +264,6 @@ export class TokenMeter {
     for (const seq of this.imageNodes) this.reprice(seq)
   }
 
-  private mutablePrices(): PricedNode[] {
-    if (this.shared) {
-      this.prices = this.prices.slice()
-      this.shared = false
-    }
-    return this.prices
-  }
 }
 
 function sameHeader(a: EpochHeader | undefined, b: EpochHeader | undefined): boolean {
@@ -284,24 +278,22 @@ class MeasurementSnapshot implements Measurement {
   readonly surfaceDeltaTokens: number
   readonly totalTokens: number
   readonly surfaceTokens: number
-  private readonly source: readonly PricedNode[]
-  private readonly count: number
-  private materialised: readonly PricedNode[] | undefined
+  readonly #source: ListSnapshot<PricedNode>
+  #materialised: readonly PricedNode[] | undefined
 
-  constructor(logRevision: number, baseline: Baseline, delta: number, surfaceTokens: number, source: readonly PricedNode[], count: number) {
+  constructor(logRevision: number, baseline: Baseline, delta: number, surfaceTokens: number, source: ListSnapshot<PricedNode>) {
     this.logRevision = logRevision
     this.baseline = baseline
     this.surfaceDeltaTokens = delta
     this.totalTokens = Math.max(0, baseline.tokens + delta)
     this.surfaceTokens = surfaceTokens
-    this.source = source
-    this.count = count
+    this.#source = source
     Object.freeze(baseline)
   }
 
   get nodes(): readonly PricedNode[] {
-    this.materialised ??= Object.freeze(this.source.slice(0, this.count))
-    return this.materialised
+    this.#materialised ??= Object.freeze(this.#source.toArray())
+    return this.#materialised
   }
 
   /** Plain JSON form (nodes included). */
