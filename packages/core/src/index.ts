@@ -50,3 +50,4 @@ export { assembleAttempt, AssemblyError, type AssembledAttempt } from './log/ass
 export { TokenMeter, MeterReplayError, envelopePrice, type MeterReplayErrorCode, type TokenMeterOptions } from './meter/meter.ts'
 export type { Baseline, Measurement, PricedNode } from './meter/measurement.ts'
 export { CHARS_PER_TOKEN, BLOCK_OVERHEAD, ROLE_OVERHEAD, textTokens, blockPrice, blocksPrice, fixedPrice, routePrice, toolsPrice } from './meter/price.ts'
+export type { FaultSpec, RunManifest, CapturedRequest } from './log/manifest.ts'
