@@ -51,3 +51,18 @@ export { TokenMeter, MeterReplayError, envelopePrice, type MeterReplayErrorCode,
 export type { Baseline, Measurement, PricedNode } from './meter/measurement.ts'
 export { CHARS_PER_TOKEN, BLOCK_OVERHEAD, ROLE_OVERHEAD, textTokens, blockPrice, blocksPrice, fixedPrice, routePrice, toolsPrice } from './meter/price.ts'
 export type { FaultSpec, RunManifest, CapturedRequest } from './log/manifest.ts'
+export {
+  COMPACTION_DEFAULTS, resolveCompactionConfig, resolveTargetPolicy, resolveCompactSpec, routeKey, compactionConfigRule,
+  CompactionConfigError, TargetPressureConfigError,
+  type CompactionTrigger, type BasicCompactionConfig, type ModelPolicyConfig, type RetentionSpec, type SummarizationRouteSpec,
+  type PolicyFieldsSpec, type ModelPolicySpec, type CompactionPolicySpec, type RouteTarget, type TargetPolicy, type CompactSpec,
+  type CompactionConfigErrorCode, type TargetPressureConfigErrorCode,
+} from './policy/config.ts'
+export {
+  evaluatePressure, routedTarget, CompactionBusyError, ModelContextError, PressureWarningGate,
+  type PressureInput, type PressureDecision,
+} from './policy/pressure.ts'
+export {
+  selectCompactableRange, validateExplicitRegion, systemHeadCount, RangeSelectionError, RegionError,
+  type CompactableRange, type RangeSelectionErrorCode, type RegionErrorCode,
+} from './range/select.ts'
