@@ -66,3 +66,10 @@ export {
   selectCompactableRange, validateExplicitRegion, systemHeadCount, RangeSelectionError, RegionError,
   type CompactableRange, type RangeSelectionErrorCode, type RegionErrorCode,
 } from './range/select.ts'
+export { PRUNE_DEFAULTS, resolvePruneConfig, PruneConfigError, type ToolResultPruneConfig, type PruneSpec, type PruneConfigErrorCode } from './prune/config.ts'
+export { isMeasuredTextBlock, measuredChars, pruneContent } from './prune/content.ts'
+export { pruneSession, PruneError, type PrunedEntry, type PruneResult, type PruneSessionOptions, type PruneErrorCode } from './prune/session.ts'
+export {
+  IMAGE_OFFLOAD_REQUIRED, offloadCountOf, selectOffload, appendOffload, OffloadError,
+  type RequestNode, type OffloadErrorCode,
+} from './offload/select.ts'
