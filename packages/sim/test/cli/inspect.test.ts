@@ -35,6 +35,9 @@ describe('sim inspect', () => {
       open step          none
       open brackets      none
       last end-seed      none
+      pressure           73 tokens (baseline estimated 73 + 0 surface delta)
+      surface tokens     49
+      budgets            none
       "
     `)
   })
@@ -57,6 +60,9 @@ describe('sim inspect', () => {
       openStep: null,
       openBrackets: [],
       lastEndSeed: null,
+      // tools price ceil(77 / 4) + 4 = 24, plus 49 surface tokens; no usage anchor (§2.5)
+      meter: { totalTokens: 73, surfaceTokens: 49, baseline: 'estimated', baselineTokens: 73, surfaceDeltaTokens: 0 },
+      budgets: null,
       tornTail: null,
     })
   })
@@ -132,6 +138,9 @@ describe('sim inspect', () => {
       open step          turn 1 step 2
       open brackets      none
       last end-seed      none
+      pressure           63 tokens (baseline estimated 37 + 26 surface delta)
+      surface tokens     39
+      budgets            none
       "
     `)
   })
@@ -182,6 +191,9 @@ describe('sim inspect', () => {
       open step          none
       open brackets      none
       last end-seed      none
+      pressure           2286 tokens (baseline estimated 2286 + 0 surface delta)
+      surface tokens     2240
+      budgets            window 4000, threshold 3200, retain 640 (defaults)
       "
     `)
   })

@@ -43,6 +43,7 @@ export function inspectCommand(ctx: CommandContext): CommandModule<object, Inspe
     handler: async (args) => {
       const result = await inspectLog(args.log, { dialect: args.dialect, knownTypes: args['known-type'] })
       const out = ctx.out
+      if (result.meterError !== undefined) out.warn(`${result.file}: cannot meter this log: ${result.meterError}`)
       if (result.tornTail !== null) {
         out.warn(`${result.file}:${result.tornTail.line}: torn final line dropped (${result.tornTail.reason})`)
       }
@@ -75,6 +76,10 @@ export function formatInspect(result: InspectResult, color: ChalkInstance): stri
     ['open step', result.openStep === null ? none : `turn ${result.openStep.turn} step ${result.openStep.step}`],
     ['open brackets', brackets.length === 0 ? none : brackets.join('\n')],
     ['last end-seed', result.lastEndSeed === null ? none : `#${result.lastEndSeed}`],
+    ['pressure', formatPressure(result.meter, none)],
+    ['surface tokens', result.meter === null ? none : String(result.meter.surfaceTokens)],
+    ['budgets', result.budgets === null ? none
+      : `window ${result.budgets.contextWindow}, threshold ${result.budgets.thresholdTokens}, retain ${result.budgets.retainTokens} (${result.budgets.policySource})`],
   ]
   const width = Math.max(...rows.map(([label]) => label.length)) + 2
   return rows.map(([label, value]) => {
@@ -82,6 +87,12 @@ export function formatInspect(result: InspectResult, color: ChalkInstance): stri
     const pad = ' '.repeat(width - label.length)
     return [`${color.bold(label)}${pad}${first}`, ...rest.map((line) => `${' '.repeat(width)}${line}`)].join('\n')
   }).join('\n')
+}
+
+function formatPressure(meter: InspectResult['meter'], none: string): string {
+  if (meter === null) return none
+  const sign = meter.surfaceDeltaTokens >= 0 ? '+' : '−'
+  return `${meter.totalTokens} tokens (baseline ${meter.baseline} ${meter.baselineTokens} ${sign} ${Math.abs(meter.surfaceDeltaTokens)} surface delta)`
 }
 
 function formatHeader(header: InspectResult['header'], none: string): string {
