@@ -6,6 +6,7 @@
  */
 import { parseArgs } from 'node:util'
 import { APPEND_BATCH_EVENTS, APPEND_RATIO_MAX, FOLD_SIZES, runFoldBench, type FoldBenchRow } from './fold.bench.ts'
+import { runDecisionBench } from './decisions.bench.ts'
 import { runMeterBench } from './meter.bench.ts'
 
 const { values } = parseArgs({
@@ -45,6 +46,8 @@ if (m0 !== undefined && mN !== undefined && m0 !== mN) {
   process.stdout.write(`meter ratio ${fmtInt(mN.sizeEvents)} / ${fmtInt(m0.sizeEvents)}: ${ratio.toFixed(2)}x (bound ${APPEND_RATIO_MAX}x) ${ratio <= APPEND_RATIO_MAX ? 'ok' : 'OVER BOUND'}\n`)
   if (values.check && ratio > APPEND_RATIO_MAX) process.exitCode = 1
 }
+process.stdout.write('\ndecisions\n')
+for (const r of await runDecisionBench({ seed })) process.stdout.write(`  ${r.name}: ${r.medianMs.toFixed(3)} ms p50 (${r.samples} samples; ${r.detail})\n`)
 process.stdout.write(`total ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
 
 function formatTable(table: readonly FoldBenchRow[]): string {
