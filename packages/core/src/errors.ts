@@ -71,3 +71,35 @@ function formatLocated(location: LogErrorLocation, reason: string): string {
   if (location.field !== undefined) where.push(`field ${location.field}`)
   return where.length > 0 ? `${where.join(', ')}: ${reason}` : reason
 }
+
+/**
+ * Renders an error and its causes as one line (§7.8 `errorChain`): the message (or the name when the
+ * message is empty), then each `cause` as `": " + message` unless already contained in the text so far,
+ * aggregate members bracketed and `"; "`-joined; non-Error values as `String(value)` or their own
+ * string `message`.
+ */
+export function errorChain(err: unknown): string {
+  let text = ''
+  const seen = new Set<unknown>()
+  let current: unknown = err
+  while (current !== undefined && current !== null && !seen.has(current)) {
+    seen.add(current)
+    const own = ownText(current)
+    if (text === '') text = own
+    else if (own !== '' && !text.includes(own)) text = `${text}: ${own}`
+    current = current instanceof Error ? current.cause : undefined
+  }
+  return text
+}
+
+function ownText(value: unknown): string {
+  if (value instanceof AggregateError) {
+    const head = value.message !== '' ? value.message : value.name
+    return `${head} [${value.errors.map((e) => errorChain(e)).join('; ')}]`
+  }
+  if (value instanceof Error) return value.message !== '' ? value.message : value.name
+  if (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string') {
+    return (value as { message: string }).message
+  }
+  return String(value)
+}

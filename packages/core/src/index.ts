@@ -73,3 +73,10 @@ export {
   IMAGE_OFFLOAD_REQUIRED, offloadCountOf, selectOffload, appendOffload, OffloadError,
   type RequestNode, type OffloadErrorCode,
 } from './offload/select.ts'
+export { errorChain } from './errors.ts'
+export { FailureCode, TRANSIENT_FAILURE_CODES, LlmError, type GenerateOptions, type LlmAdapter } from './adapter/contract.ts'
+export { LlmRuntime, failureOf, type StreamMiddleware, type RuntimeCall, type LlmRuntimeHooks } from './adapter/runtime.ts'
+export {
+  ScriptedAdapter, ScriptExhaustedError, replyChunks,
+  type ScriptedReply, type ReplySource, type ScriptedRoute, type ScriptedAdapterOptions,
+} from './adapter/scripted.ts'
