@@ -26,6 +26,7 @@ export class EventLog implements DeriveSource {
   readonly dialect: Dialect
   private readonly list: LogEvent[] = []
   private readonly knownTypes: ReadonlySet<string> | undefined
+  private readonly listeners: Array<(event: LogEvent) => void> = []
   /** The incremental fold: surface, offloads, header, turns, lock. */
   readonly state: SessionState
 
@@ -75,7 +76,34 @@ export class EventLog implements DeriveSource {
     deepFreeze(valid)
     this.list.push(valid)
     this.state.apply(valid)
+    this.notify(valid)
     return valid
+  }
+
+  /**
+   * Validates `draft` as if it were appended after `ahead` more log-only events (0 = next), without
+   * appending anything (§7.7 "pre-validate the checkpoint"). Throws `LogError`.
+   */
+  validate(draft: EventDraft, ahead = 0): void {
+    const event = validateEvent({ ...draft, seq: this.list.length + ahead } as LogEvent, { dialect: this.dialect, knownTypes: this.knownTypes })
+    const problem = this.state.check(event, ahead)
+    if (problem !== undefined) throw problem
+  }
+
+  /**
+   * Calls `listener` synchronously with every event accepted from now on, in seq order (a durable store
+   * attaches here). Returns a function that removes the listener.
+   */
+  subscribe(listener: (event: LogEvent) => void): () => void {
+    this.listeners.push(listener)
+    return () => {
+      const i = this.listeners.indexOf(listener)
+      if (i >= 0) this.listeners.splice(i, 1)
+    }
+  }
+
+  private notify(event: LogEvent): void {
+    for (const l of this.listeners) l(event)
   }
 
   /**
@@ -95,6 +123,8 @@ export class EventLog implements DeriveSource {
       this.list.push(e)
       this.state.apply(e)
     }
+    this.notify(first)
+    this.notify(second)
     return [first as SessionEvent, second as SessionEvent]
   }
 
