@@ -6,13 +6,8 @@ import { describe, expect, it } from 'vitest'
 import { LogError, type LogErrorCode } from '../../src/errors.ts'
 import { EventLog } from '../../src/log/event-log.ts'
 import type { EventDraft, LogEvent } from '../../src/log/events.ts'
-import { assistant, marker, replacement, result, user } from '../support/events.ts'
+import { assistant, logOf, marker, replacement, result, user } from '../support/events.ts'
 
-function logOf(...drafts: EventDraft[]): EventLog {
-  const log = new EventLog({ dialect: 'seed' })
-  for (const d of drafts) log.append(d)
-  return log
-}
 
 function refused(log: EventLog, draft: EventDraft | LogEvent, code: LogErrorCode, reason: RegExp): LogError {
   const before = { length: log.length, nodes: [...log.nodes] }

@@ -1,19 +1,13 @@
 /** Lock state (§11.1), end-seed (§11.3), restore closers (§11.4) and repair runs (§12.0). */
 import { describe, expect, it } from 'vitest'
-import { EventLog } from '../../src/log/event-log.ts'
 import type { EventDraft, SessionEvent } from '../../src/log/events.ts'
 import { isRepairCloser, repairClosers, repairRunBefore, TOOL_NOT_STARTED, TOOL_OUTCOME_UNKNOWN } from '../../src/log/lifecycle.ts'
-import { assistant, marker, result, user } from '../support/events.ts'
+import { assistant, logOf, marker, result, user } from '../support/events.ts'
 
 const start = (id: string, turn: number | null = 1): EventDraft => ({ time: 0, type: 'compaction/start', data: { compactionId: id as never, turn } })
 const end = (id: string, turn: number | null = 1): EventDraft => ({ time: 0, type: 'compaction/end', data: { compactionId: id as never, turn } })
 const toolCall = (callId: string): EventDraft => ({ time: 0, type: 'tool/call', data: { turn: 1, step: 1, callId: callId as never, name: 'read', arguments: '{}' } })
 
-function logOf(...drafts: EventDraft[]): EventLog {
-  const log = new EventLog({ dialect: 'seed' })
-  for (const d of drafts) log.append(d)
-  return log
-}
 
 describe('lockState (§11.1)', () => {
   it('is free with no bracket, live with an unmatched start, free after its end', () => {

@@ -1,4 +1,5 @@
 /** Small builders of valid event drafts for unit tests. */
+import { EventLog } from '../../src/log/event-log.ts'
 import type { EventDraft } from '../../src/log/events.ts'
 import type { ContentBlock } from '../../src/log/llm.ts'
 
@@ -46,4 +47,11 @@ export function replacement(start: number, end: number, cites: number[]): EventD
     data: { id: `ck-${start}-${end}` as never, role: 'user', content: [{ type: 'text', text: 'summary' }], source: { kind: 'plugin', plugin: 'compact', compactionId: 'cmp' } },
     surfaceOp: { op: 'replace', start: start as never, end: end as never }, sourceEventSeqs: cites as never,
   }
+}
+
+/** A seed-dialect EventLog holding `drafts`, appended in order. */
+export function logOf(...drafts: EventDraft[]): EventLog {
+  const log = new EventLog({ dialect: 'seed' })
+  for (const d of drafts) log.append(d)
+  return log
 }

@@ -1,15 +1,9 @@
 /** Tool-pairing helpers (§4.1): balanced cuts by position, throwing on non-nodes and corrupt surfaces. */
 import { describe, expect, it } from 'vitest'
 import { EventLog } from '../../src/log/event-log.ts'
-import type { EventDraft } from '../../src/log/events.ts'
 import { balancedCuts, toolPairingBalancedAfter, toolPairingBalancedBefore, ToolPairingError } from '../../src/surface/tool-pairing.ts'
-import { assistant, marker, replacement, result, user } from '../support/events.ts'
+import { assistant, logOf, marker, replacement, result, user } from '../support/events.ts'
 
-function logOf(...drafts: EventDraft[]): EventLog {
-  const log = new EventLog({ dialect: 'seed' })
-  for (const d of drafts) log.append(d)
-  return log
-}
 
 describe('tool-pairing balance (§4.1)', () => {
   it('a parallel call batch with an unrelated node inside is one unit', () => {
