@@ -9,3 +9,11 @@ export {
   type CliIo, type CliOutput, type ColorLevel, type TextSink,
 } from './cli/output.ts'
 export { inspectLog, type InspectOptions, type InspectResult, type TornTail } from './inspect.ts'
+export {
+  checkLog, type CheckOptions, type CheckResult, type CheckReport, type CheckInputFailure,
+} from './checker/run.ts'
+export { CheckInputError, discoverManifest, type InputErrorCode } from './checker/run-inputs.ts'
+export { CHECKS, CHECKS_BY_ID } from './checker/registry.ts'
+export {
+  INVARIANT_IDS, type InvariantId, type Violation, type Coverage, type CoverageStatus, type Family, type PolicySource,
+} from './checker/types.ts'

@@ -30,7 +30,8 @@ describe('sim root', () => {
       "sim <command> [options]
 
       Commands:
-        sim inspect <log>  Print the folded state at the end of a session log
+        sim inspect <log>   Print the folded state at the end of a session log
+        sim check <logs..>  Check logs against every invariant INV-01 … INV-47
 
       Options:
             --color    Colour output; --no-color disables it                 [boolean]

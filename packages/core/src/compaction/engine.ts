@@ -1,0 +1,300 @@
+/**
+ * The basic compaction backend (§0.2 "CompactionEngine"): the automatic policy entry points (§3.5 pressure,
+ * §3.6 overflow), the explicit span (§3.8), manual idle compaction with its error classes, cancellation and
+ * flush (§3.7, §7.9–§7.11), and the pre-step listener (§3.9). All mutual exclusion is the log-recorded lock
+ * (§11.1): no in-memory mutex exists, so a restored log carries everything the engine decides on.
+ */
+import type { LlmRuntime } from '../adapter/runtime.ts'
+import { assertNever, errorChain } from '../errors.ts'
+import type { EventLog } from '../log/event-log.ts'
+import type { EventDraft, SessionEvent } from '../log/events.ts'
+import type { Measurement } from '../meter/measurement.ts'
+import { TokenMeter } from '../meter/meter.ts'
+import { harnessReadOnlyPath, type ReadOnlyPathResolver } from '../offload/projection.ts'
+import type { CompactionPolicySpec, CompactionTrigger, RouteTarget } from '../policy/config.ts'
+import { CompactionBusyError, evaluatePressure, PressureWarningGate, routedTarget } from '../policy/pressure.ts'
+import type { PruneSpec } from '../prune/config.ts'
+import { pruneSession } from '../prune/session.ts'
+import { selectCompactableRange } from '../range/select.ts'
+import { BracketFailure, runBracket, type BracketEnvironment, type CompactionResult } from './bracket.ts'
+import { CompactionConvergenceError, CompactionError, ManualCompactionError } from './errors.ts'
+import { LlmSummarizer, type Summarizer } from './summarizer.ts'
+
+/** A granted idle-maintenance reservation (§3.7 step 2); `signal` aborts when the agent cancels it (FAULT-82). */
+export interface IdleReservation {
+  readonly signal: AbortSignal
+  /** Ends the reservation; called exactly once, after the flush (§3.7 step 5). */
+  release(): void
+}
+
+/** The agent's idle admission (§3.7 step 2): a synchronous reservation, or null when it runs or has waking queued work. */
+export interface IdleAdmission {
+  tryReserve(): IdleReservation | null
+}
+
+/** Everything a `CompactionEngine` works with; only `log`, `runtime`, `policy`, the clock and the id generators are required. */
+export interface CompactionEngineOptions {
+  log: EventLog
+  runtime: LlmRuntime
+  /** The resolved policy (`resolveCompactionConfig`, §3.2). */
+  policy: CompactionPolicySpec
+  /** The tool-result pruner's spec; absent = no pruner loaded (§5). */
+  pruner?: PruneSpec
+  /** Event time (a virtual clock in the harness); read once per appended event. */
+  clock: () => number
+  /** Fresh, unique, non-empty compaction ids (§1.4.14). */
+  newCompactionId: () => string
+  /** Fresh checkpoint message ids (§8.5); read once per committed checkpoint. */
+  newMessageId: () => string
+  /** Ids of the never-logged summary instruction messages (§8.2); default `compaction-instruction-<n>` per engine. */
+  newInstructionId?: () => string
+  /** The agent's configured route: the §8.1 fallback summary target. */
+  agentRoute?: RouteTarget
+  sessionId?: string
+  /** A meter shared with the loop; else the engine creates one over `log`. */
+  meter?: TokenMeter
+  /** The append path of every bracket event (default `log.append`); tests inject storage faults here (FAULT-60…63). */
+  append?: (draft: EventDraft) => SessionEvent
+  /** The session durability checkpoint awaited after a closed manual bracket (§7.11). */
+  flush?: () => Promise<void>
+  /** §8.6 override; default the §8 LLM summarizer. */
+  summarizer?: Summarizer
+  /** Read-only attachment paths for offload placeholders (§6.5); the harness rule by default. */
+  readOnlyPath?: ReadOnlyPathResolver
+  /** Operational warnings (§3.9). */
+  warn?: (message: string) => void
+  /** Informational messages (§3.9 "compaction (step pressure): …"). */
+  info?: (message: string) => void
+}
+
+/**
+ * The compaction engine of one session. Every entry point evaluates the log lock synchronously right before
+ * `compaction/start` (§11.1); the pressure path also after its capacity lookup, the overflow path also before
+ * it prunes.
+ */
+export class CompactionEngine {
+  private readonly log: EventLog
+  private readonly runtime: LlmRuntime
+  private readonly policy: CompactionPolicySpec
+  private readonly pruner: PruneSpec | undefined
+  private readonly clock: () => number
+  private readonly meter: TokenMeter
+  private readonly flush: (() => Promise<void>) | undefined
+  private readonly warnSink: (message: string) => void
+  private readonly infoSink: (message: string) => void
+  private readonly readOnlyPath: ReadOnlyPathResolver
+  private readonly env: BracketEnvironment
+  /** §3.9: target-pressure config errors warn once per route for this engine's lifetime (§11.5). */
+  private readonly warnings = new PressureWarningGate()
+
+  constructor(options: CompactionEngineOptions) {
+    this.log = options.log
+    this.runtime = options.runtime
+    this.policy = options.policy
+    this.pruner = options.pruner
+    this.clock = options.clock
+    this.readOnlyPath = options.readOnlyPath ?? harnessReadOnlyPath
+    this.meter = options.meter ?? new TokenMeter(options.log, { dialect: options.log.dialect, readOnlyPath: this.readOnlyPath })
+    this.flush = options.flush
+    this.warnSink = options.warn ?? ((): void => {})
+    this.infoSink = options.info ?? ((): void => {})
+    let instructions = 0
+    const summarizer = options.summarizer ?? new LlmSummarizer({
+      runtime: options.runtime,
+      log: options.log,
+      policy: options.policy,
+      ...(options.agentRoute === undefined ? {} : { agentRoute: options.agentRoute }),
+      ...(options.sessionId === undefined ? {} : { sessionId: options.sessionId }),
+      newInstructionId: options.newInstructionId ?? ((): string => `compaction-instruction-${++instructions}`),
+    })
+    const log = options.log
+    this.env = {
+      log,
+      meter: this.meter,
+      summarizer,
+      clock: options.clock,
+      newCompactionId: options.newCompactionId,
+      newMessageId: options.newMessageId,
+      append: options.append ?? ((draft: EventDraft): SessionEvent => log.append(draft)),
+      readOnlyPath: this.readOnlyPath,
+    }
+  }
+
+  /**
+   * §3.5 (`pressure`) or §3.6 (`context-overflow`). Returns the last committed result, or null when nothing
+   * was compacted — a prune may still have landed (compare `replaceGeneration`). Throws: `CompactionBusyError`
+   * (live lock; nothing written), `TargetPressureConfigError` / capacity lookup errors (pressure only),
+   * `CompactionError` (a bracket failed), `CompactionConvergenceError` (§3.5 step 11), `PruneError`.
+   */
+  compactIfNeeded(trigger: CompactionTrigger, signal?: AbortSignal): Promise<CompactionResult | null> {
+    switch (trigger) {
+      case 'pressure':
+        return this.compactForPressure(signal)
+      case 'context-overflow':
+        return this.compactForOverflow(signal)
+      default:
+        return assertNever(trigger, 'compaction trigger')
+    }
+  }
+
+  /**
+   * §3.8: one summary compaction of the inclusive positional span `start … end`, owned by the open turn, with
+   * whole-surface stability. Entry failures write nothing and throw `RegionError` (span, no open turn) or
+   * `CompactionBusyError`; later failures close the bracket and throw `CompactionError`.
+   */
+  async compactRegion(start: number, end: number, signal?: AbortSignal): Promise<CompactionResult> {
+    try {
+      return await runBracket(this.env, { start, end, owner: 'current-turn', ...(signal === undefined ? {} : { signal }) })
+    } catch (err) {
+      if (err instanceof BracketFailure) throw automaticError(err)
+      throw err
+    }
+  }
+
+  /**
+   * §3.7 manual idle compaction (owner null, selected-span stability, flush). A pre-aborted `signal` throws its
+   * reason synchronously, before anything is reserved, measured or written (FAULT-80). Resolves to the result,
+   * or null when nothing is compactable (nothing written). Rejects with the caller's exact abort reason when the
+   * caller cancelled first (after close and flush), else `ManualCompactionError` (§7.9 precedence: cancelled,
+   * commit, changed, summary, persistence). The reservation is released last, in every case.
+   */
+  compactNow(options: { signal?: AbortSignal; sourceCommandId?: string; admission: IdleAdmission }): Promise<CompactionResult | null> {
+    const caller = options.signal
+    if (caller?.aborted === true) throw caller.reason
+    return this.runManual(caller, options.sourceCommandId, options.admission)
+  }
+
+  /**
+   * §3.9 automatic pre-step listener: a no-op when the policy has `auto: false` or `signal` is already aborted
+   * (FAULT-83); otherwise a pressure check. Never throws: failures become warnings ("step compaction failed:
+   * <message>; continuing the turn"), target-pressure configuration errors once per route; below pressure it
+   * writes nothing.
+   */
+  async preStep(signal?: AbortSignal): Promise<void> {
+    if (!this.policy.auto || signal?.aborted === true) return
+    try {
+      const r = await this.compactIfNeeded('pressure', signal)
+      if (r !== null) {
+        const { shadowedRange: range } = r
+        const what = `${r.shadowedSeqs.length} nodes (seqs ${range.start}-${range.end}, ~${r.shadowedTokenCount} tokens)`
+        this.infoSink(`compaction (step pressure): shadowed ${what}`)
+      }
+    } catch (err) {
+      if (this.warnings.shouldWarn(err)) this.warnSink(`step compaction failed: ${errorChain(err)}; continuing the turn`)
+    }
+  }
+
+  private async compactForPressure(signal: AbortSignal | undefined): Promise<CompactionResult | null> {
+    const decision = await evaluatePressure({ // §3.5 steps 1–8 (lock checked after the capacity lookup)
+      log: this.log,
+      spec: this.policy,
+      measure: () => this.meter.measure(),
+      resolveModelInfo: (provider, model, s) => this.runtime.resolveModelInfo(provider, model, s),
+      ...(signal === undefined ? {} : { signal }),
+    })
+    switch (decision.kind) {
+      case 'no-target':
+      case 'below':
+        return null // §3.11: below pressure nothing is written, not even a prune
+      case 'above':
+        break
+      default:
+        return assertNever(decision, 'pressure decision')
+    }
+    const { thresholdTokens, retainTokens } = decision.compact
+    let m: Measurement = decision.measurement
+    if (this.pruner !== undefined) { // step 9
+      pruneSession(this.log, this.pruner, this.clock, { readOnlyPath: this.readOnlyPath })
+      m = this.meter.measure()
+      if (m.totalTokens < thresholdTokens) return null
+    }
+    const attempts = decision.policy.compactionRetries + 1 // step 10
+    let result: CompactionResult | null = null
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const range = selectCompactableRange(this.log, m, retainTokens)
+      if (range === null) {
+        if (result === null) return null
+        break
+      }
+      result = await this.compactRegion(range.start, range.end, signal)
+      m = this.meter.measure()
+      if (m.totalTokens < thresholdTokens) return result
+    }
+    throw new CompactionConvergenceError(attempts, m.totalTokens, thresholdTokens) // step 11
+  }
+
+  private async compactForOverflow(signal: AbortSignal | undefined): Promise<CompactionResult | null> {
+    if (routedTarget(this.log) === null) return null // step 1
+    const lock = this.log.state.lock // step 2: before pruning (Q-17, INV-24)
+    if (lock.state === 'live') throw new CompactionBusyError(lock.bracket)
+    if (this.pruner !== undefined) pruneSession(this.log, this.pruner, this.clock, { readOnlyPath: this.readOnlyPath })
+    const range = selectCompactableRange(this.log, this.meter.measure(), 0) // steps 3–4: retain only the newest unit
+    if (range === null) return null
+    return this.compactRegion(range.start, range.end, signal) // step 6: one attempt
+  }
+
+  private async runManual(
+    caller: AbortSignal | undefined, sourceCommandId: string | undefined, admission: IdleAdmission,
+  ): Promise<CompactionResult | null> {
+    const reservation = admission.tryReserve() // §3.7 step 2, synchronously on call
+    if (reservation === null) throw new ManualCompactionError('busy', 'busy: the agent is running or has queued work')
+    const agent = reservation.signal
+    // §7.9: whichever signal aborted first decides between the caller's exact reason and `cancelled`.
+    let firstAbort: 'caller' | 'agent' | null = agent.aborted ? 'agent' : null
+    const onCaller = (): void => { firstAbort ??= 'caller' }
+    const onAgent = (): void => { firstAbort ??= 'agent' }
+    caller?.addEventListener('abort', onCaller, { once: true })
+    agent.addEventListener('abort', onAgent, { once: true })
+    const op = caller === undefined ? agent : AbortSignal.any([agent, caller])
+    const cancellation = (): unknown => firstAbort === 'caller' && caller !== undefined
+      ? caller.reason
+      : new ManualCompactionError('cancelled', `cancelled: ${errorChain(agent.reason)}`, { cause: agent.reason })
+    try {
+      if (op.aborted) throw cancellation() // step 3a
+      const range = selectCompactableRange(this.log, this.meter.measure(), 0) // step 3b
+      if (range === null) return null // step 3c: nothing written
+      let result: CompactionResult | null = null
+      let failure: BracketFailure | null = null
+      try {
+        result = await runBracket(this.env, {
+          start: range.start, end: range.end, owner: null, signal: op, ...(sourceCommandId === undefined ? {} : { sourceCommandId }),
+        })
+      } catch (err) {
+        if (!(err instanceof BracketFailure)) throw err // entry failures: busy (lock, open turn); nothing written
+        failure = err
+      }
+      let flushError: unknown = null
+      const closed = failure === null || failure.closed
+      if (closed && this.flush !== undefined) { // §7.11: a failed close skips the flush
+        try {
+          await this.flush()
+        } catch (err) {
+          flushError = err ?? new Error('flush failed')
+        }
+      }
+      if (op.aborted) throw cancellation() // cancellation wins, reported after close and flush (§7.10)
+      if (failure !== null) throw manualError(failure)
+      if (flushError !== null) {
+        const message = `persistence: compaction committed but the flush failed: ${errorChain(flushError)}`
+        throw new ManualCompactionError('persistence', message, { cause: flushError })
+      }
+      return result
+    } finally {
+      caller?.removeEventListener('abort', onCaller)
+      agent.removeEventListener('abort', onAgent)
+      reservation.release() // §3.7 step 5: after the flush, in every case
+    }
+  }
+}
+
+/** The automatic caller's error for a failed bracket (§7.9 "error thrown"); cancellation never applies there. */
+function automaticError(failure: BracketFailure): CompactionError {
+  const code = failure.code === 'cancelled' ? 'summary' : failure.code
+  return new CompactionError(code, failure.compactionId, failure.closed, failure.message, { cause: failure.cause })
+}
+
+/** The manual error for a failed bracket when no cancellation applies (§7.9). */
+function manualError(failure: BracketFailure): ManualCompactionError {
+  const code = failure.code === 'cancelled' ? 'summary' : failure.code
+  return new ManualCompactionError(code, `${code}: ${failure.message}`, { cause: failure.cause })
+}

@@ -1,0 +1,69 @@
+/**
+ * Small pure helpers shared by the invariant families: recognising checkpoints and their bracket summary,
+ * comparing seq lists, rendering seqs for messages, and reading the manifest's fault declarations (§13).
+ */
+import type { ContentBlock, FaultSpec, LogEvent, MessageSource, SessionEvent } from '@compaction-sim/core'
+import type { CheckerModel } from './model.ts'
+import type { RunInputs } from './types.ts'
+
+/** True for a compact checkpoint source (§1.6 `isCompactCheckpointSource`). */
+export function isCheckpointSource(source: MessageSource | undefined): boolean {
+  return source !== undefined && source.kind === 'plugin' && sourceField(source, 'plugin') === 'compact'
+}
+
+/** True when `e` is a `user/message` whose source is a compact checkpoint (§1.6). */
+export function isCheckpointEvent(e: LogEvent): e is SessionEvent<'user/message'> {
+  return e.type === 'user/message' && isCheckpointSource((e as SessionEvent<'user/message'>).data.source)
+}
+
+/**
+ * The summary a checkpoint lands for (§7.7): when `e` is a `user/message` replacement and the line right
+ * before it is a folded `compaction/summary`, that summary; else null. Correlation (ids, spans) is INV-14's job.
+ */
+export function summaryBefore(e: LogEvent, m: CheckerModel): SessionEvent<'compaction/summary'> | null {
+  if (e.type !== 'user/message' || !('surfaceOp' in e) || typeof e.surfaceOp !== 'object') return null
+  const prev = m.prevItem
+  if (prev === null || prev.duplicate || prev.event === null || prev.event.type !== 'compaction/summary') return null
+  if (prev.event.seq !== e.seq - 1) return null
+  return prev.event as SessionEvent<'compaction/summary'>
+}
+
+/** True when two seq lists are equal element by element. */
+export function sameSeqs(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** `[3, 10, 15]` rendered for messages, cut after `max` entries. */
+export function seqList(seqs: readonly number[], max = 12): string {
+  const shown = seqs.slice(0, max).join(', ')
+  return seqs.length > max ? `[${shown}, … ${seqs.length - max} more]` : `[${shown}]`
+}
+
+/** `#n` for messages. */
+export function at(seq: number): string {
+  return `#${seq}`
+}
+
+/** True when the manifest declares a fault of one of `kinds` (e.g. `FAULT-63`) or one matching `match`. */
+export function hasFault(inputs: RunInputs, kinds: readonly string[], match?: (f: FaultSpec) => boolean): boolean {
+  return inputs.faults.some((f) => kinds.includes(f.kind) || (match !== undefined && match(f)))
+}
+
+/** A field of a message source (checkpoint sources carry `compactionId` and `sourceCommandId`, §1.6). */
+export function sourceField(source: MessageSource, key: string): unknown {
+  return (source as Record<string, unknown>)[key]
+}
+
+/** The `text` of a text or reasoning block, else undefined. */
+export function blockText(block: ContentBlock | undefined): string | undefined {
+  if (block === undefined || (block.type !== 'text' && block.type !== 'reasoning')) return undefined
+  const text: unknown = (block as Record<string, unknown>)['text']
+  return typeof text === 'string' ? text : undefined
+}
+
+/** True when a text has a non-whitespace character. */
+export function hasNonWhitespace(text: string): boolean {
+  return /\S/.test(text)
+}

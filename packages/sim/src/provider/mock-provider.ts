@@ -1,0 +1,434 @@
+/**
+ * The transport-neutral mock provider (design §4 item 4, style rule 13): one WHATWG handler
+ * `(Request) => Promise<Response>` per wire dialect, mounted by msw, nock or a real loopback server.
+ *
+ * Routes (any base path): `POST …/chat/completions` (streaming SSE or a JSON completion);
+ * `GET …/models/<id>` → `{id, object:'model', created:0, owned_by, context_window, image_tokens?,
+ * default_max_tokens?}` (404 `model_not_found` for an unknown model); `GET …/models` → the list.
+ * Anything else → 404. A malformed chat body → 400 `invalid_request_error` (recorded in `refused`).
+ *
+ * Every valid chat request is captured (headers redacted) before it is answered; its outcome comes from
+ * the `ReplyPlan`, or — with `enforceContextWindow` — from the model's window when the prompt estimate
+ * exceeds it. Deterministic: ids are `<idPrefix>-<index>`, `created` comes from the injected clock, and
+ * nothing depends on the wall clock or on timing. Fault delivery follows `PlannedOutcome`; a planned
+ * network error is `Response.error()`, which every mount turns into a failure before headers.
+ */
+import { assertNever } from '@compaction-sim/core'
+import { PromptCacheModel, estimatedUsage } from './prompt-cache.ts'
+import type {
+  CapturedWireRequest,
+  MockModel,
+  MockWire,
+  ParsedRequest,
+  PlannedOutcome,
+  PlannedReply,
+  ProviderClock,
+  RefusedWireRequest,
+  ReplyPlan,
+  StreamCut,
+} from './types.ts'
+import { parseChatRequest, redactedHeaders, WireRequestError } from './wire-request.ts'
+import { completionBody, overflowRejection, replyEvents, type ChunkContext } from './wire-response.ts'
+
+/** Options of `MockProvider` as given; `resolveMockProviderOptions` fills the defaults. */
+export interface MockProviderOptions {
+  wire: MockWire
+  plan: ReplyPlan
+  clock: ProviderClock
+  /** Models the metadata endpoint reports. Default: none (every model has unknown capacity and is accepted). */
+  models?: readonly MockModel[]
+  /** Largest SSE delta piece in UTF-16 units. Default 64. */
+  deltaChars?: number
+  /** Reject (overflow, §1.2.2) a request whose prompt estimate exceeds its model's window. Default false. */
+  enforceContextWindow?: boolean
+  /** Prefix of completion ids. Default `chatcmpl-mock`. */
+  idPrefix?: string
+  /** Bound on captured requests; further chat requests get HTTP 500. Default 100 000. */
+  requestsMax?: number
+}
+
+/** The resolved, frozen provider configuration. */
+export interface MockProviderSpec {
+  readonly wire: MockWire
+  readonly plan: ReplyPlan
+  readonly clock: ProviderClock
+  readonly models: ReadonlyMap<string, MockModel>
+  readonly deltaChars: number
+  readonly enforceContextWindow: boolean
+  readonly idPrefix: string
+  readonly requestsMax: number
+}
+
+/** Refused provider options (a caller bug). */
+export class MockProviderConfigError extends Error {
+  override readonly name = 'MockProviderConfigError'
+  readonly code = 'MOCK_PROVIDER_CONFIG'
+}
+
+const OPTION_KEYS: ReadonlySet<string> = new Set([
+  'wire',
+  'plan',
+  'clock',
+  'models',
+  'deltaChars',
+  'enforceContextWindow',
+  'idPrefix',
+  'requestsMax',
+])
+
+/** Resolves defaults once and freezes them. Throws `MockProviderConfigError` for unknown keys or bad values. */
+export function resolveMockProviderOptions(options: MockProviderOptions): MockProviderSpec {
+  for (const key of Object.keys(options))
+    if (!OPTION_KEYS.has(key)) throw new MockProviderConfigError(`unknown mock provider option "${key}"`)
+  if (options.wire !== 'openai' && options.wire !== 'deepseek')
+    throw new MockProviderConfigError(`wire must be "openai" or "deepseek", got ${String(options.wire)}`)
+  const deltaChars = options.deltaChars ?? 64
+  if (!Number.isSafeInteger(deltaChars) || deltaChars < 2) throw new MockProviderConfigError('deltaChars must be an integer ≥ 2')
+  const requestsMax = options.requestsMax ?? 100_000
+  if (!Number.isSafeInteger(requestsMax) || requestsMax <= 0) throw new MockProviderConfigError('requestsMax must be a positive integer')
+  const models = new Map<string, MockModel>()
+  for (const m of options.models ?? []) {
+    if (!Number.isSafeInteger(m.contextWindow) || m.contextWindow <= 0)
+      throw new MockProviderConfigError(`model ${m.id}: contextWindow must be a positive integer`)
+    models.set(m.id, Object.freeze({ ...m }))
+  }
+  return Object.freeze({
+    wire: options.wire,
+    plan: options.plan,
+    clock: options.clock,
+    models,
+    deltaChars,
+    enforceContextWindow: options.enforceContextWindow ?? false,
+    idPrefix: options.idPrefix ?? 'chatcmpl-mock',
+    requestsMax,
+  })
+}
+
+const encoder = new TextEncoder()
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } })
+}
+
+function errorBody(message: string, type: string, code: string | null, param: string | null = null): unknown {
+  return { error: { message, type, param, code } }
+}
+
+function sseFrame(data: string): Uint8Array {
+  return encoder.encode(`data: ${data}\n\n`)
+}
+
+/** Index of the finish chunk in `replyEvents` output: the last event before the optional usage chunk and `[DONE]`. */
+function finishEventIndex(events: readonly string[], includeUsage: boolean): number {
+  return events.length - (includeUsage ? 3 : 2)
+}
+
+/**
+ * A body that sends `frames` one per read (highWaterMark 0, so a cut never drops a frame already
+ * promised), then ends per `end`: close, error, or stay open until the client cancels.
+ */
+function frameStream(frames: readonly Uint8Array[], end: 'close' | 'error' | 'hang'): ReadableStream<Uint8Array> {
+  let next = 0
+  let release: (() => void) | undefined
+  return new ReadableStream<Uint8Array>(
+    {
+      pull(controller): Promise<void> | undefined {
+        const frame = frames[next]
+        if (frame !== undefined) {
+          next++
+          controller.enqueue(frame)
+          return undefined
+        }
+        switch (end) {
+          case 'close':
+            controller.close()
+            return undefined
+          case 'error':
+            controller.error(new Error('mock provider: stream interrupted'))
+            return undefined
+          case 'hang':
+            return new Promise<void>((resolve) => {
+              release = resolve
+            })
+          default:
+            return assertNever(end, 'stream end')
+        }
+      },
+      cancel(): void {
+        release?.()
+      },
+    },
+    { highWaterMark: 0 },
+  )
+}
+
+/** The mock provider (module doc). `handle` is bound and may be passed around as a plain function. */
+export class MockProvider {
+  readonly spec: MockProviderSpec
+  /** Every valid chat request, in arrival order. */
+  readonly captured: CapturedWireRequest[] = []
+  /** Requests refused before planning. */
+  readonly refused: RefusedWireRequest[] = []
+  /** Errors thrown by the plan or the mock itself (answered with HTTP 500 `mock_internal_error`): a bug to report. */
+  readonly internalErrors: Error[] = []
+  private readonly cache = new PromptCacheModel()
+
+  constructor(options: MockProviderOptions) {
+    this.spec = resolveMockProviderOptions(options)
+    this.handle = this.handle.bind(this)
+  }
+
+  /** The WHATWG handler: routes one request and answers it (module doc). Never throws. */
+  async handle(request: Request): Promise<Response> {
+    try {
+      return await this.route(request)
+    } catch (err) {
+      // A bug of the mock or an unreadable request body: answer 500 and keep the error for the report.
+      const error = err instanceof Error ? err : new Error(String(err))
+      this.internalErrors.push(error)
+      return json(500, errorBody(`mock provider: ${error.message}`, 'mock_internal_error', null))
+    }
+  }
+
+  private async route(request: Request): Promise<Response> {
+    const url = new URL(request.url)
+    const path = url.pathname.replace(/\/+$/, '')
+    if (request.method === 'POST' && path.endsWith('/chat/completions')) return this.chat(request, path)
+    if (request.method === 'GET') {
+      const model = /\/models\/(.+)$/.exec(path)
+      if (model?.[1] !== undefined) return this.model(decodeURIComponent(model[1]))
+      if (path.endsWith('/models')) return this.modelList()
+    }
+    return this.refuse(
+      request.method,
+      path,
+      404,
+      errorBody(`Unknown request URL: ${request.method} ${path}`, 'invalid_request_error', 'unknown_url'),
+    )
+  }
+
+  private refuse(method: string, path: string, status: number, body: unknown): Response {
+    const error = (body as { error: { message: string } }).error
+    this.refused.push({ time: this.spec.clock.now(), method, path, status, reason: error.message })
+    return json(status, body)
+  }
+
+  private model(id: string): Response {
+    const m = this.spec.models.get(id)
+    if (m === undefined)
+      return json(404, errorBody(`The model '${id}' does not exist`, 'invalid_request_error', 'model_not_found', 'model'))
+    return json(200, this.modelObject(m))
+  }
+
+  private modelList(): Response {
+    return json(200, { object: 'list', data: [...this.spec.models.values()].map((m) => this.modelObject(m)) })
+  }
+
+  private modelObject(m: MockModel): Record<string, unknown> {
+    const out: Record<string, unknown> = {
+      id: m.id,
+      object: 'model',
+      created: 0,
+      owned_by: 'compaction-sim',
+      context_window: m.contextWindow,
+    }
+    if (m.imageTokens !== undefined) out['image_tokens'] = m.imageTokens
+    if (m.defaultMaxTokens !== undefined) out['default_max_tokens'] = m.defaultMaxTokens
+    return out
+  }
+
+  private async chat(request: Request, path: string): Promise<Response> {
+    const time = this.spec.clock.now()
+    const text = await request.text()
+    let body
+    try {
+      body = parseChatRequest(this.spec.wire, text, request.headers)
+    } catch (err) {
+      if (err instanceof WireRequestError)
+        return this.refuse('POST', path, 400, errorBody(err.message, 'invalid_request_error', 'invalid_request', err.path))
+      throw err
+    }
+    const modelInfo = this.spec.models.get(body.model)
+    if (this.spec.models.size > 0 && modelInfo === undefined) {
+      return this.refuse(
+        'POST',
+        path,
+        404,
+        errorBody(`The model '${body.model}' does not exist`, 'invalid_request_error', 'model_not_found', 'model'),
+      )
+    }
+    if (this.captured.length >= this.spec.requestsMax) {
+      return this.refuse(
+        'POST',
+        path,
+        500,
+        errorBody(`mock provider: more than ${this.spec.requestsMax} requests`, 'mock_internal_error', null),
+      )
+    }
+    const { body: raw, ...fields } = body
+    const parsed: ParsedRequest = { ...fields, index: this.captured.length, modelInfo }
+    const imageTokens = modelInfo?.imageTokens
+    const estimate = this.cache.estimate(parsed.model, parsed.messages, parsed.tools, imageTokens)
+    let outcome: PlannedOutcome
+    if (this.spec.enforceContextWindow && modelInfo !== undefined && estimate.promptTokens > modelInfo.contextWindow) {
+      outcome = {
+        kind: 'reject',
+        rejection: overflowRejection(this.spec.wire, modelInfo.contextWindow, estimate.promptTokens),
+        expectedCode: 'CONTEXT_WINDOW_EXCEEDED',
+      }
+    } else {
+      try {
+        outcome = this.spec.plan.next(parsed)
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err))
+        this.internalErrors.push(error)
+        outcome = {
+          kind: 'reject',
+          rejection: {
+            status: 500,
+            body: { error: { message: `mock provider: ${error.message}`, type: 'mock_internal_error', param: null, code: null } },
+          },
+          expectedCode: 'SERVER',
+        }
+      }
+    }
+    this.capture(parsed, raw, request, path, time, outcome)
+    if (outcome.kind === 'reply') this.cache.complete(parsed.model, parsed.messages, parsed.tools, imageTokens)
+    const ctx = (reply: PlannedReply): ChunkContext => ({
+      id: `${this.spec.idPrefix}-${parsed.index}`,
+      created: Math.floor(time / 1000),
+      model: parsed.model,
+      includeUsage: parsed.includeUsage,
+      usage: reply.usage ?? estimatedUsage(estimate, reply.blocks),
+      deltaChars: this.spec.deltaChars,
+    })
+    return this.render(outcome, parsed, request, ctx)
+  }
+
+  private capture(
+    parsed: ParsedRequest,
+    raw: CapturedWireRequest['body'],
+    request: Request,
+    path: string,
+    time: number,
+    outcome: PlannedOutcome,
+  ): void {
+    const c: CapturedWireRequest = {
+      index: parsed.index,
+      time,
+      wire: parsed.wire,
+      method: request.method,
+      path,
+      headers: redactedHeaders(request.headers),
+      purpose: parsed.purpose,
+      model: parsed.model,
+      messages: parsed.messages,
+      body: raw,
+      outcome: outcome.kind,
+    }
+    if (parsed.reasoningEffort !== undefined) c.reasoningEffort = parsed.reasoningEffort
+    if (parsed.temperature !== undefined) c.temperature = parsed.temperature
+    if (parsed.maxTokens !== undefined) c.maxTokens = parsed.maxTokens
+    if (parsed.stop !== undefined) c.stop = parsed.stop
+    if (parsed.tools !== undefined) c.tools = parsed.tools
+    if (outcome.expectedCode !== undefined) c.expectedFailureCode = outcome.expectedCode
+    this.captured.push(c)
+  }
+
+  private headers(parsed: ParsedRequest, sse: boolean): Record<string, string> {
+    return sse
+      ? { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': `req_mock_${parsed.index}` }
+      : { 'content-type': 'application/json', 'x-request-id': `req_mock_${parsed.index}` }
+  }
+
+  private async render(
+    outcome: PlannedOutcome,
+    parsed: ParsedRequest,
+    request: Request,
+    ctx: (reply: PlannedReply) => ChunkContext,
+  ): Promise<Response> {
+    const wire = this.spec.wire
+    switch (outcome.kind) {
+      case 'reply': {
+        const c = ctx(outcome.reply)
+        if (!parsed.stream) return json(200, completionBody(wire, outcome.reply, c), this.headers(parsed, false))
+        const frames = replyEvents(wire, outcome.reply, c).map(sseFrame)
+        return new Response(frameStream(frames, 'close'), { status: 200, headers: this.headers(parsed, true) })
+      }
+      case 'reject':
+        return json(outcome.rejection.status, outcome.rejection.body, {
+          'x-request-id': `req_mock_${parsed.index}`,
+          ...outcome.rejection.headers,
+        })
+      case 'reset':
+        return Response.error()
+      case 'empty':
+        return parsed.stream
+          ? new Response(frameStream([sseFrame('[DONE]')], 'close'), { status: 200, headers: this.headers(parsed, true) })
+          : json(
+              200,
+              {
+                id: `${this.spec.idPrefix}-${parsed.index}`,
+                object: 'chat.completion',
+                created: ctx({ blocks: [] }).created,
+                model: parsed.model,
+                choices: [],
+              },
+              this.headers(parsed, false),
+            )
+      case 'interrupt':
+        return this.interrupted(outcome.reply, outcome.afterChunks, outcome.cut, parsed, ctx)
+      case 'hang': {
+        if (outcome.afterChunks === undefined || !parsed.stream) {
+          // Before headers: answer only once the client gives up (its abort reaches the handler's request signal).
+          return new Promise<Response>((resolve) => {
+            if (request.signal.aborted) resolve(Response.error())
+            request.signal.addEventListener('abort', () => resolve(Response.error()), { once: true })
+          })
+        }
+        const frames = this.partialFrames(outcome.reply ?? { blocks: [] }, outcome.afterChunks, parsed, ctx)
+        return new Response(frameStream(frames, 'hang'), { status: 200, headers: this.headers(parsed, true) })
+      }
+      default:
+        return assertNever(outcome, 'planned outcome')
+    }
+  }
+
+  private partialFrames(
+    reply: PlannedReply,
+    afterChunks: number,
+    parsed: ParsedRequest,
+    ctx: (reply: PlannedReply) => ChunkContext,
+  ): Uint8Array[] {
+    const events = replyEvents(this.spec.wire, reply, ctx(reply))
+    return events.slice(0, Math.min(afterChunks, finishEventIndex(events, parsed.includeUsage))).map(sseFrame)
+  }
+
+  private interrupted(
+    reply: PlannedReply,
+    afterChunks: number,
+    cut: StreamCut,
+    parsed: ParsedRequest,
+    ctx: (reply: PlannedReply) => ChunkContext,
+  ): Response {
+    if (!parsed.stream) {
+      if (cut.kind === 'in-band') return json(200, { error: cut.error }, this.headers(parsed, false))
+      const text = JSON.stringify(completionBody(this.spec.wire, reply, ctx(reply)))
+      const frames = [encoder.encode(text.slice(0, Math.floor(text.length / 2)))]
+      return new Response(frameStream(frames, cut.kind), { status: 200, headers: this.headers(parsed, false) })
+    }
+    const frames = this.partialFrames(reply, afterChunks, parsed, ctx)
+    switch (cut.kind) {
+      case 'error':
+      case 'close':
+        return new Response(frameStream(frames, cut.kind), { status: 200, headers: this.headers(parsed, true) })
+      case 'in-band':
+        return new Response(frameStream([...frames, sseFrame(JSON.stringify({ error: cut.error }))], 'close'), {
+          status: 200,
+          headers: this.headers(parsed, true),
+        })
+      default:
+        return assertNever(cut, 'stream cut')
+    }
+  }
+}

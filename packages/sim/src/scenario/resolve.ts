@@ -1,0 +1,683 @@
+/**
+ * The one explicit defaults step of the scenario format (style rule 10): `resolveScenario` turns a
+ * schema-valid `Scenario` into a deep-frozen `ResolvedScenario` in which every optional key has its
+ * value, the policy and pruner are resolved by the core (§3.2, §5.1), the transcript source is an
+ * absolute path, a generator call or a fixtures `Transcript`, and each fault carries its §13 target. The
+ * cross-field rules the schema cannot state are checked here; every problem becomes a `ScenarioIssue`
+ * keyed by the JSON path of the offending value (the loader adds `line:column`).
+ */
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import {
+  CallId, CompactionConfigError, PruneConfigError, assertNever, deepFreeze, resolveCompactionConfig, resolvePruneConfig,
+  vocabulary,
+  type BasicCompactionConfig, type CompactionPolicySpec, type ContentBlock, type Dialect, type EventType, type FailureCode,
+  type FaultSpec, type JsonObject, type JsonValue, type PruneSpec, type TokenUsage, type ToolCallBlock, type ToolResultPruneConfig,
+  type ToolSchema,
+} from '@compaction-sim/core'
+import {
+  GeneratorParamError, validateGeneratorOptions,
+  type Transcript, type TranscriptStep, type TranscriptToolResult, type TranscriptTurn,
+} from '@compaction-sim/fixtures'
+import { ScenarioError, type ScenarioIssue } from './errors.ts'
+import {
+  COUNT_NAMES,
+  type CountBound, type CountName, type CrashPoint, type FaultConfig, type FaultDelivery, type FaultKind, type FinalPressureExpectation,
+  type GenerateConfig, type InlineReply, type InlineReplyBlock, type InlineStep, type InlineToolResult, type InlineTranscript,
+  type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
+  type TurnOutcomeKind, type WireDialect,
+} from './types.ts'
+
+/** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
+export const FIXTURES_PREFIX = 'fixtures:'
+
+/** packages/fixtures/transcripts of this workspace: the second root `transcript.recorded` may point into. */
+export const DEFAULT_FIXTURES_DIR = fileURLToPath(new URL('../../../fixtures/transcripts/', import.meta.url))
+
+/** Where a scenario came from: its file (relative paths resolve against its folder) and the fixtures root. */
+export interface ScenarioSource {
+  /** The scenario file as the caller names it (messages use it verbatim). */
+  file: string
+  /** Root of `fixtures:` paths. Default: `DEFAULT_FIXTURES_DIR`. */
+  fixturesDir?: string
+}
+
+/** The subject that runs the session; a closed union a later issue extends with `dsh` and `module`. */
+export type SubjectSpec = { readonly kind: 'reference' }
+
+/** The provider route with its defaults: `contextWindow`/`imageTokens` null = not reported. */
+export interface ResolvedProvider {
+  readonly wire: WireDialect
+  readonly name: string
+  readonly model: string
+  readonly contextWindow: number | null
+  readonly imageTokens: number | null
+}
+
+/** Where the transcript comes from, fully resolved. */
+export type ResolvedTranscriptSource =
+  | {
+    readonly kind: 'recorded'
+    /** Absolute path of the log (containment checked lexically here, through symlinks by `loadScenario`). */
+    readonly path: string
+    /** Which allowed root holds it. */
+    readonly root: 'scenario' | 'fixtures'
+    /** The path as written in the scenario. */
+    readonly given: string
+    readonly dialect: Dialect
+  }
+  | {
+    readonly kind: 'generate'
+    readonly generator: string
+    readonly turns: number
+    /** The generator's params with `turns` included: pass as `generateTranscript({ generator, seed, params })`. */
+    readonly params: Readonly<JsonObject>
+  }
+  | { readonly kind: 'inline'; readonly transcript: Transcript }
+
+/** The §13 `FaultSpec.target` a fault kind belongs to. */
+export type FaultTarget = FaultSpec['target']
+
+/** `when` with its defaults: null = no condition. */
+export interface ResolvedFaultWhen {
+  readonly requestIndex: number | null
+  readonly purpose: 'conversation' | 'compaction' | null
+  readonly occurrence: number
+  readonly afterEvent: CrashPoint | null
+  readonly afterSeq: number | null
+}
+
+/** `params` with its defaults: null = the provider's own choice (e.g. the status §1.2.2 gives `code`). */
+export interface ResolvedFaultParams {
+  readonly code: FailureCode | null
+  readonly message: string | null
+  readonly status: number | null
+  readonly offloadImages: number | null
+  readonly delivery: FaultDelivery
+  readonly chunks: number
+  readonly retryAfterMs: number | null
+  readonly count: number
+  readonly contextWindow: number | null
+}
+
+/** One fault ready for the world and the run manifest. */
+export interface ResolvedFault {
+  readonly id: string
+  readonly kind: FaultKind
+  readonly target: FaultTarget
+  readonly when: ResolvedFaultWhen
+  readonly params: ResolvedFaultParams
+}
+
+/** An explicit compaction call with its defaults. */
+export type ResolvedManualAction =
+  | { readonly kind: 'compactNow'; readonly afterTurn: number; readonly sourceCommandId: string | null }
+  | { readonly kind: 'compactRegion'; readonly turn: number; readonly beforeStep: number; readonly start: number; readonly end: number }
+
+/** An inclusive count range; `max` null = unbounded. */
+export interface CountRange {
+  readonly min: number
+  readonly max: number | null
+}
+
+/** A turn's expected end; `code` null = any code (or not an error). */
+export interface ResolvedTurnOutcome {
+  readonly kind: TurnOutcomeKind
+  readonly code: FailureCode | null
+}
+
+/** One event pattern; `data` null = any data. */
+export interface ResolvedEventPattern {
+  readonly type: EventType
+  readonly data: Readonly<JsonObject> | null
+}
+
+/** Final pressure bounds; null = unbounded on that side. */
+export interface ResolvedFinalPressure {
+  readonly ratioMin: number | null
+  readonly ratioMax: number | null
+  readonly tokensMin: number | null
+  readonly tokensMax: number | null
+}
+
+/** Expectations with their defaults; null/empty = not checked. */
+export interface ResolvedExpect {
+  readonly invariants: 'all' | readonly ScenarioInvariantId[]
+  readonly outcome: readonly ResolvedTurnOutcome[] | null
+  readonly counts: Readonly<Record<CountName, CountRange | null>>
+  readonly finalPressure: ResolvedFinalPressure | null
+  readonly events: readonly ResolvedEventPattern[]
+  readonly finalSurfaceNodes: CountRange | null
+}
+
+/** A scenario with every default applied, deep-frozen. */
+export interface ResolvedScenario {
+  readonly file: string
+  readonly name: string
+  readonly description: string
+  readonly seed: number
+  readonly subject: SubjectSpec
+  readonly dialect: Dialect
+  readonly provider: ResolvedProvider
+  /** `BasicCompactionConfig` as written (for the run manifest, §1.1). */
+  readonly policyConfig: Readonly<BasicCompactionConfig>
+  readonly policy: CompactionPolicySpec
+  /** `ToolResultPruneConfig` as written (`{}` for `true`), null when the pruner is not loaded. */
+  readonly prunerConfig: Readonly<ToolResultPruneConfig> | null
+  readonly pruner: PruneSpec | null
+  readonly transcript: ResolvedTranscriptSource
+  readonly faults: readonly ResolvedFault[]
+  readonly manual: readonly ResolvedManualAction[]
+  readonly expect: ResolvedExpect
+}
+
+/**
+ * Resolves a schema-valid scenario (trusted shape: `parseScenario` or typed code produced it). Returns
+ * a deep-frozen copy; `raw` is not modified. Throws `ScenarioError` listing every cross-field problem
+ * (codes POLICY, PATH, SEMANTIC) with JSON paths and no line numbers.
+ */
+export function resolveScenario(raw: Scenario, source: ScenarioSource): ResolvedScenario {
+  const doc = structuredClone(raw)
+  const issues: ScenarioIssue[] = []
+  const dialect: Dialect = doc.dialect ?? 'seed'
+  const provider: ResolvedProvider = {
+    wire: doc.provider.wire,
+    name: doc.provider.name ?? doc.provider.wire,
+    model: doc.provider.model,
+    contextWindow: doc.provider.contextWindow ?? null,
+    imageTokens: doc.provider.imageTokens ?? null,
+  }
+  const policyConfig = doc.policy ?? {}
+  const policy = resolvePolicy(policyConfig, issues)
+  const { prunerConfig, pruner } = resolvePruner(doc.pruner ?? false, issues)
+  const transcript = resolveTranscript(doc, dialect, source, issues)
+  const turnSteps = transcript?.kind === 'inline' ? transcript.transcript.turns.map((t) => t.steps.length) : null
+  const turnCount = transcript?.kind === 'generate' ? transcript.turns : turnSteps?.length ?? null
+  const faults = (doc.faults ?? []).map((fault, i) => resolveFault(fault, i, dialect, issues))
+  checkUniqueFaultIds(faults, issues)
+  const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
+  const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
+  if (issues.length > 0 || policy === null || transcript === null) {
+    throw new ScenarioError(source.file, issues.length > 0 ? issues : [{ code: 'SEMANTIC', path: '', reason: 'cannot be resolved' }])
+  }
+  return deepFreeze({
+    file: source.file,
+    name: doc.name,
+    description: doc.description ?? '',
+    seed: doc.seed,
+    subject: resolveSubject(doc.subject ?? 'reference'),
+    dialect,
+    provider,
+    policyConfig,
+    policy,
+    prunerConfig,
+    pruner,
+    transcript,
+    faults,
+    manual,
+    expect,
+  })
+}
+
+/** The §13 `FaultSpec` of a resolved fault, for the run manifest (`afterEvent` as `eventType`; null fields left out). */
+export function faultSpecOf(fault: ResolvedFault): FaultSpec {
+  const when: FaultSpec['when'] = { occurrence: fault.when.occurrence }
+  if (fault.when.requestIndex !== null) when.requestIndex = fault.when.requestIndex
+  if (fault.when.purpose !== null) when.purpose = fault.when.purpose
+  if (fault.when.afterEvent !== null) when.eventType = fault.when.afterEvent
+  if (fault.when.afterSeq !== null) when.afterSeq = fault.when.afterSeq
+  const params: Record<string, JsonValue> = {}
+  for (const [key, value] of Object.entries(fault.params)) if (value !== null) params[key] = value
+  return { id: fault.id, kind: fault.kind, target: fault.target, when, params }
+}
+
+/** The family of a §13 fault id: which `FaultSpec.target` it belongs to. */
+export function faultTargetOf(kind: FaultKind): FaultTarget {
+  const n = Number(kind.slice('FAULT-'.length))
+  if (n <= 17) return 'conversation'
+  if (n <= 33) return 'compaction'
+  if (n <= 46) return 'config'
+  if (n <= 57) return 'crash'
+  if (n === 64 || n === 65) return 'flush'
+  if (n <= 66) return 'append'
+  if (n <= 79) return 'concurrent'
+  return 'signal'
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON pointers
+
+/** A JSON pointer (RFC 6901) of `segments`. */
+export function jsonPointer(...segments: ReadonlyArray<string | number>): string {
+  return segments.map((s) => `/${String(s).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('')
+}
+
+/** A SEMANTIC issue at `path`. */
+const semantic = (path: string, reason: string): ScenarioIssue => ({ code: 'SEMANTIC', path, reason })
+
+/** JSON pointer of a core config key path like `modelPolicies[1].retainRatio` below `base`. */
+function keyPathPointer(base: string, key: string): string {
+  if (key === '' || key === '<config>') return base
+  const segments = key.split(/\.|\[(\d+)\]/).filter((s) => s !== undefined && s !== '')
+  return base + jsonPointer(...segments)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subject, policy, pruner
+
+function resolveSubject(name: SubjectName): SubjectSpec {
+  switch (name) {
+    case 'reference': return { kind: 'reference' }
+    default: return assertNever(name, 'subject')
+  }
+}
+
+function resolvePolicy(config: BasicCompactionConfig, issues: ScenarioIssue[]): CompactionPolicySpec | null {
+  try {
+    return resolveCompactionConfig(config)
+  } catch (error) {
+    if (!(error instanceof CompactionConfigError)) throw error
+    issues.push({ code: 'POLICY', path: keyPathPointer('/policy', error.key), reason: policyReason(error) })
+    return null
+  }
+}
+
+/** The core's message without its `invalid compaction config: <key>` prefix (the path replaces the key). */
+function policyReason(error: CompactionConfigError): string {
+  const prefix = `invalid compaction config: ${error.key} `
+  return error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
+}
+
+function resolvePruner(
+  config: boolean | ToolResultPruneConfig, issues: ScenarioIssue[],
+): { prunerConfig: ToolResultPruneConfig | null; pruner: PruneSpec | null } {
+  if (config === false) return { prunerConfig: null, pruner: null }
+  const prunerConfig = config === true ? {} : config
+  try {
+    return { prunerConfig, pruner: resolvePruneConfig(prunerConfig) }
+  } catch (error) {
+    if (!(error instanceof PruneConfigError)) throw error
+    const path = error.key === '' || error.key === 'marker' ? '/pruner' : jsonPointer('pruner', error.key)
+    const prefix = error.key === '' ? 'pruner config: ' : `pruner config ${error.key}: `
+    const reason = error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message
+    issues.push({ code: 'POLICY', path, reason })
+    return { prunerConfig, pruner: null }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transcript
+
+function resolveTranscript(
+  doc: Scenario, dialect: Dialect, source: ScenarioSource, issues: ScenarioIssue[],
+): ResolvedTranscriptSource | null {
+  const config = doc.transcript
+  if ('recorded' in config) {
+    const located = locateRecorded(config.recorded, source)
+    if (typeof located === 'string') {
+      issues.push({ code: 'PATH', path: '/transcript/recorded', reason: located })
+      return null
+    }
+    return { kind: 'recorded', ...located, given: config.recorded, dialect: config.dialect ?? dialect }
+  }
+  if ('generate' in config) return resolveGenerate(config.generate, doc.seed, issues)
+  const transcript = inlineTranscript(config.inline, issues)
+  return transcript === null ? null : { kind: 'inline', transcript }
+}
+
+/**
+ * The generator call: `turns` joins the params (the fixtures generators read it there), and the request
+ * is checked by the fixtures registry now, so a bad name or parameter is a load error with a YAML path.
+ */
+function resolveGenerate(config: GenerateConfig, seed: number, issues: ScenarioIssue[]): ResolvedTranscriptSource | null {
+  const base = '/transcript/generate'
+  if (config.params !== undefined && Object.hasOwn(config.params, 'turns')) {
+    issues.push(semantic(`${base}/params/turns`, 'is set by generate.turns; remove it from params'))
+    return null
+  }
+  const params = { ...config.params, turns: config.turns } as JsonObject
+  try {
+    validateGeneratorOptions({ generator: config.generator, seed, params })
+  } catch (error) {
+    if (!(error instanceof GeneratorParamError)) throw error
+    const path = error.param === 'generator' || error.param === 'turns' ? `${base}/${error.param}`
+      : error.param === 'seed' ? '/seed' : keyPathPointer(`${base}/params`, error.param)
+    const prefix = `${error.param}: `
+    issues.push(semantic(path, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message))
+    return null
+  }
+  return { kind: 'generate', generator: config.generator, turns: config.turns, params }
+}
+
+/**
+ * Resolves a `transcript.recorded` path lexically: `fixtures:<p>` inside the fixtures root, anything else
+ * against the scenario's folder; the result must lie inside one of the two roots. Returns the reason as a
+ * string when refused.
+ */
+function locateRecorded(given: string, source: ScenarioSource): { path: string; root: 'scenario' | 'fixtures' } | string {
+  if (given.includes('\0')) return 'must not contain a NUL character'
+  const fixturesDir = resolve(source.fixturesDir ?? DEFAULT_FIXTURES_DIR)
+  const scenarioDir = resolve(dirname(source.file))
+  if (given.startsWith(FIXTURES_PREFIX)) {
+    const rest = given.slice(FIXTURES_PREFIX.length)
+    const path = resolve(fixturesDir, rest)
+    if (isAbsolute(rest) || !isInside(fixturesDir, path)) {
+      return `escapes packages/fixtures/transcripts (got ${JSON.stringify(given)}): a fixtures: path is relative and stays inside it`
+    }
+    return { path, root: 'fixtures' }
+  }
+  const path = resolve(scenarioDir, given)
+  if (isInside(scenarioDir, path)) return { path, root: 'scenario' }
+  if (isInside(fixturesDir, path)) return { path, root: 'fixtures' }
+  return `escapes the scenario's folder (got ${JSON.stringify(given)}): use a path inside the folder of the scenario file, `
+    + 'or "fixtures:<path>" for packages/fixtures/transcripts'
+}
+
+/** True when `path` is strictly inside `root` (both absolute and normalised). */
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path)
+  return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)
+}
+
+/** What converting an inline transcript keeps across turns: call ids seen (with their paths) and tools called. */
+interface InlineContext {
+  readonly issues: ScenarioIssue[]
+  readonly callPaths: Map<string, string>
+  readonly calledTools: string[]
+}
+
+function inlineTranscript(inline: InlineTranscript, issues: ScenarioIssue[]): Transcript | null {
+  const base = '/transcript/inline'
+  const before = issues.length
+  const context: InlineContext = { issues, callPaths: new Map(), calledTools: [] }
+  const turns = inline.turns.map((turn, t): TranscriptTurn => ({
+    user: typeof turn.user === 'string' ? [{ type: 'text', text: turn.user }] : turn.user.map(userBlock),
+    steps: turn.steps.map((step, s) => inlineStep(step, t, s, s === turn.steps.length - 1, `${base}/turns/${t}/steps/${s}`, context)),
+  }))
+  const tools: ToolSchema[] = inline.tools !== undefined
+    ? inline.tools.map((tool) => ({
+      name: tool.name, description: tool.description ?? '', parameters: (tool.parameters ?? { type: 'object' }) as JsonObject,
+    }))
+    : context.calledTools.map((name) => ({ name, description: '', parameters: { type: 'object' } }))
+  const seen = new Set<string>()
+  tools.forEach((tool, i) => {
+    if (seen.has(tool.name)) issues.push(semantic(`${base}/tools/${i}/name`, `repeats the tool name ${JSON.stringify(tool.name)}`))
+    seen.add(tool.name)
+  })
+  if (issues.length > before) return null
+  const transcript: Transcript = { systemPrompt: inline.systemPrompt ?? '', tools, turns }
+  if (inline.facts !== undefined) transcript.facts = inline.facts
+  return transcript
+}
+
+/** One step: its reply as content blocks (call ids defaulted to `call-<turn>-<step>-<n>`), results paired with calls. */
+function inlineStep(step: InlineStep, t: number, s: number, last: boolean, path: string, context: InlineContext): TranscriptStep {
+  const { blocks, callPaths, usage } = replyContent(step.reply, t, s, path, context.issues)
+  const calls = blocks.flatMap((block, b) => {
+    return block.type === 'tool-call' ? [{ block: block as ToolCallBlock, path: callPaths[b] ?? path }] : []
+  })
+  for (const call of calls) {
+    const first = context.callPaths.get(call.block.id)
+    if (first === undefined) context.callPaths.set(call.block.id, call.path)
+    else context.issues.push(semantic(call.path, `repeats the tool call id ${JSON.stringify(call.block.id)} of ${first}`))
+    if (!context.calledTools.includes(call.block.name)) context.calledTools.push(call.block.name)
+  }
+  if (!last && calls.length === 0) {
+    const reason = 'has no tool calls but is not the last step of its turn (a reply without tool calls ends the turn)'
+    context.issues.push(semantic(`${path}/reply`, reason))
+  }
+  if (last && calls.length > 0) {
+    context.issues.push(semantic(`${path}/reply`, 'calls tools but is the last step of its turn (add a step with the final reply)'))
+  }
+  const toolResults = matchResults(calls.map((c) => c.block.id), step.toolResults ?? [], path, context.issues)
+  return { reply: usage === undefined ? { blocks } : { blocks, usage }, toolResults }
+}
+
+/** The reply's blocks in emission order (reasoning, text, tool calls) and the JSON path each block came from. */
+function replyContent(
+  reply: InlineReply, t: number, s: number, path: string, issues: ScenarioIssue[],
+): { blocks: ContentBlock[]; callPaths: string[]; usage: TokenUsage | undefined } {
+  if (typeof reply === 'string') return { blocks: [{ type: 'text', text: reply }], callPaths: [`${path}/reply`], usage: undefined }
+  const usage = reply.usage === undefined ? undefined : { ...reply.usage }
+  if (reply.blocks !== undefined) {
+    for (const key of ['reasoning', 'text', 'toolCalls'] as const) {
+      if (reply[key] === undefined) continue
+      issues.push(semantic(`${path}/reply/${key}`, 'cannot be combined with blocks (blocks is the full form)'))
+    }
+    return { blocks: reply.blocks.map(replyBlock), callPaths: reply.blocks.map((_, b) => `${path}/reply/blocks/${b}`), usage }
+  }
+  const blocks: ContentBlock[] = []
+  const callPaths: string[] = []
+  if (reply.reasoning !== undefined) blocks.push({ type: 'reasoning', text: reply.reasoning })
+  if (reply.text !== undefined) blocks.push({ type: 'text', text: reply.text })
+  callPaths.push(...blocks.map(() => `${path}/reply`))
+  ;(reply.toolCalls ?? []).forEach((call, c) => {
+    const args = call.arguments === undefined ? '{}' : typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments)
+    const id = CallId(call.id ?? `call-${t + 1}-${s + 1}-${c + 1}`)
+    blocks.push({ type: 'tool-call', id, name: call.name, arguments: args })
+    callPaths.push(`${path}/reply/toolCalls/${c}`)
+  })
+  return { blocks, callPaths, usage }
+}
+
+/**
+ * Pairs results with calls: a result with `callId` answers that call, the others answer the remaining
+ * calls in order; each call is answered exactly once and the results come back in call order.
+ */
+function matchResults(
+  callIds: readonly CallId[], results: readonly InlineToolResult[], stepPath: string, issues: ScenarioIssue[],
+): TranscriptToolResult[] {
+  if (results.length !== callIds.length) {
+    const path = results.length === 0 ? stepPath : `${stepPath}/toolResults`
+    issues.push(semantic(path, `has ${results.length} tool result(s) for ${callIds.length} tool call(s); give one per call`))
+    return []
+  }
+  const byCall = new Map<string, TranscriptToolResult>()
+  const claimed = new Set(results.flatMap((result) => result.callId ?? []))
+  const unclaimed = callIds.filter((id) => !claimed.has(id))
+  results.forEach((result, r) => {
+    const callId = result.callId ?? unclaimed.shift()
+    if (callId === undefined || !callIds.includes(CallId(callId))) {
+      issues.push(semantic(`${stepPath}/toolResults/${r}/callId`, `names no tool call of this reply (got ${JSON.stringify(callId)})`))
+      return
+    }
+    if (byCall.has(callId)) {
+      issues.push(semantic(`${stepPath}/toolResults/${r}`, `answers tool call ${JSON.stringify(callId)} a second time`))
+      return
+    }
+    const content = typeof result.content === 'string' ? [{ type: 'text', text: result.content } as const] : result.content.map(userBlock)
+    byCall.set(callId, result.isError === undefined ? { callId, content } : { callId, content, isError: result.isError })
+  })
+  return callIds.flatMap((id) => byCall.get(id) ?? [])
+}
+
+function userBlock(block: InlineUserBlock): ContentBlock {
+  switch (block.type) {
+    case 'text': return { type: 'text', text: block.text }
+    case 'image': return { type: 'image', attachment: { ...block.attachment } }
+    default: return assertNever(block, 'user block')
+  }
+}
+
+function replyBlock(block: InlineReplyBlock): ContentBlock {
+  switch (block.type) {
+    case 'text': return { type: 'text', text: block.text }
+    case 'reasoning': return { type: 'reasoning', text: block.text }
+    case 'image': return { type: 'image', attachment: { ...block.attachment } }
+    case 'tool-call': return { type: 'tool-call', id: CallId(block.id), name: block.name, arguments: block.arguments }
+    default: return assertNever(block, 'reply block')
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Faults
+
+const FAULT_CODES: Partial<Record<FaultKind, FailureCode>> = {
+  'FAULT-01': 'CONTEXT_WINDOW_EXCEEDED', 'FAULT-02': 'CONTEXT_WINDOW_EXCEEDED', 'FAULT-03': 'CONTEXT_WINDOW_EXCEEDED',
+  'FAULT-04': 'CONTEXT_WINDOW_EXCEEDED', 'FAULT-05': 'CONTEXT_WINDOW_EXCEEDED', 'FAULT-06': 'CONTEXT_WINDOW_EXCEEDED',
+  'FAULT-07': 'CONTEXT_WINDOW_EXCEEDED', 'FAULT-08': 'CONTEXT_WINDOW_EXCEEDED', 'FAULT-09': 'CONTEXT_WINDOW_EXCEEDED',
+  'FAULT-10': 'CONTEXT_WINDOW_EXCEEDED', 'FAULT-11': 'CONTEXT_WINDOW_EXCEEDED',
+  'FAULT-12': 'IMAGE_OFFLOAD_REQUIRED', 'FAULT-13': 'IMAGE_OFFLOAD_REQUIRED', 'FAULT-14': 'IMAGE_OFFLOAD_REQUIRED',
+  'FAULT-15': 'IMAGE_OFFLOAD_REQUIRED', 'FAULT-16': 'SERVER',
+  'FAULT-20': 'SERVER', 'FAULT-21': 'TIMEOUT', 'FAULT-22': 'ABORTED', 'FAULT-23': 'MAX_TOKENS', 'FAULT-28': 'CONTEXT_WINDOW_EXCEEDED',
+  'FAULT-29': 'IMAGE_OFFLOAD_REQUIRED', 'FAULT-30': 'IMAGE_OFFLOAD_REQUIRED',
+}
+
+/** The crash point of each §13.4 kind (the checkpoint of FAULT-53 is the bracket's `user/message` replacement). */
+const CRASH_POINTS: Partial<Record<FaultKind, CrashPoint>> = {
+  'FAULT-50': 'compaction/start', 'FAULT-51': 'compaction/summary-error', 'FAULT-52': 'compaction/summary', 'FAULT-53': 'checkpoint',
+  'FAULT-54': 'compaction/prune', 'FAULT-55': 'compaction/end', 'FAULT-56': 'tool/call', 'FAULT-57': 'session/end-seed',
+}
+
+const REQUEST_PARAMS = ['code', 'message', 'status', 'offloadImages', 'delivery', 'chunks', 'retryAfterMs'] as const
+
+function resolveFault(fault: FaultConfig, index: number, dialect: Dialect, issues: ScenarioIssue[]): ResolvedFault {
+  const path = `/faults/${index}`
+  const target = faultTargetOf(fault.kind)
+  const when = fault.when ?? {}
+  const params = fault.params ?? {}
+  const isRequest = target === 'conversation' || target === 'compaction'
+  if (isRequest && when.purpose !== undefined && when.purpose !== target) {
+    issues.push(semantic(`${path}/when/purpose`, `must be ${target}: ${fault.kind} is a ${target}-request fault (§13)`))
+  }
+  if (!isRequest) {
+    for (const key of REQUEST_PARAMS) {
+      if (params[key] !== undefined) {
+        issues.push(semantic(`${path}/params/${key}`, `applies only to request faults (FAULT-01…33), not to ${fault.kind}`))
+      }
+    }
+  }
+  if (params.contextWindow !== undefined && target !== 'config') {
+    issues.push(semantic(`${path}/params/contextWindow`, `applies only to configuration faults (FAULT-40…46), not to ${fault.kind}`))
+  }
+  const afterEvent = when.afterEvent ?? CRASH_POINTS[fault.kind] ?? null
+  if (afterEvent !== null && afterEvent !== 'checkpoint' && !vocabulary(dialect).eventTypes.has(afterEvent)) {
+    issues.push(semantic(`${path}/when/afterEvent`, `names ${afterEvent}, which the ${dialect} dialect never writes (§14)`))
+  }
+  const delivery = params.delivery ?? (fault.kind === 'FAULT-02' ? 'after-headers' : 'before-headers')
+  return {
+    id: fault.id ?? `fault-${index + 1}`,
+    kind: fault.kind,
+    target,
+    when: {
+      requestIndex: when.requestIndex ?? null,
+      purpose: when.purpose ?? (isRequest ? target : null),
+      occurrence: when.occurrence ?? 1,
+      afterEvent,
+      afterSeq: when.afterSeq ?? null,
+    },
+    params: {
+      code: params.code ?? FAULT_CODES[fault.kind] ?? null,
+      message: params.message ?? null,
+      status: params.status ?? null,
+      offloadImages: params.offloadImages ?? null,
+      delivery,
+      chunks: delivery === 'after-chunks' ? params.chunks ?? 1 : 0,
+      retryAfterMs: params.retryAfterMs ?? null,
+      count: params.count ?? 1,
+      contextWindow: params.contextWindow ?? null,
+    },
+  }
+}
+
+function checkUniqueFaultIds(faults: readonly ResolvedFault[], issues: ScenarioIssue[]): void {
+  const seen = new Map<string, number>()
+  faults.forEach((fault, i) => {
+    const first = seen.get(fault.id)
+    if (first === undefined) seen.set(fault.id, i)
+    else issues.push(semantic(`/faults/${i}/id`, `repeats the fault id ${JSON.stringify(fault.id)} of /faults/${first}`))
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Manual actions and expectations
+
+function resolveManual(
+  action: ManualAction, index: number, turnCount: number | null, turnSteps: readonly number[] | null, issues: ScenarioIssue[],
+): ResolvedManualAction {
+  const path = `/manual/${index}`
+  switch (action.action) {
+    case 'compactNow':
+      if (turnCount !== null && action.afterTurn > turnCount) {
+        issues.push(semantic(`${path}/afterTurn`, `is after the last turn (the transcript has ${turnCount})`))
+      }
+      return { kind: 'compactNow', afterTurn: action.afterTurn, sourceCommandId: action.sourceCommandId ?? null }
+    case 'compactRegion': {
+      const beforeStep = action.beforeStep ?? 1
+      if (turnCount !== null && action.turn > turnCount) {
+        issues.push(semantic(`${path}/turn`, `names a turn the transcript does not have (it has ${turnCount})`))
+      } else if (turnSteps !== null && beforeStep > (turnSteps[action.turn - 1] ?? 0)) {
+        const steps = turnSteps[action.turn - 1] ?? 0
+        issues.push(semantic(`${path}/beforeStep`, `names a step turn ${action.turn} does not have (it has ${steps})`))
+      }
+      return { kind: 'compactRegion', turn: action.turn, beforeStep, start: action.start, end: action.end }
+    }
+    default: return assertNever(action, 'manual action')
+  }
+}
+
+function resolveExpect(
+  doc: Scenario, dialect: Dialect, provider: ResolvedProvider, turnCount: number | null, issues: ScenarioIssue[],
+): ResolvedExpect {
+  const expect = doc.expect ?? {}
+  const outcome = expect.outcome?.map((item, i) => resolveOutcome(item, `/expect/outcome/${i}`, issues)) ?? null
+  if (outcome !== null && turnCount !== null && outcome.length > turnCount) {
+    issues.push(semantic('/expect/outcome', `lists ${outcome.length} outcomes for ${turnCount} turn(s)`))
+  }
+  const counts = {} as Record<CountName, CountRange | null>
+  for (const name of COUNT_NAMES) counts[name] = countRange(expect.counts?.[name], `/expect/counts/${name}`, issues)
+  const events = (expect.events ?? []).map((pattern, i): ResolvedEventPattern => {
+    const type = typeof pattern === 'string' ? pattern : pattern.type
+    if (!vocabulary(dialect).eventTypes.has(type)) {
+      const where = typeof pattern === 'string' ? `/expect/events/${i}` : `/expect/events/${i}/type`
+      issues.push(semantic(where, `names ${type}, which the ${dialect} dialect never writes (§14)`))
+    }
+    return { type, data: typeof pattern === 'string' || pattern.data === undefined ? null : pattern.data as JsonObject }
+  })
+  return {
+    invariants: expect.invariants ?? 'all',
+    outcome,
+    counts,
+    finalPressure: resolveFinalPressure(expect.finalPressure, provider, issues),
+    events,
+    finalSurfaceNodes: countRange(expect.finalSurfaceNodes, '/expect/finalSurfaceNodes', issues),
+  }
+}
+
+function resolveOutcome(item: TurnOutcome, path: string, issues: ScenarioIssue[]): ResolvedTurnOutcome {
+  if (typeof item === 'string') return { kind: item, code: null }
+  if (item.code !== undefined && item.kind !== 'error') {
+    issues.push(semantic(`${path}/code`, `applies only to kind error (got kind ${JSON.stringify(item.kind)})`))
+  }
+  return { kind: item.kind, code: item.code ?? null }
+}
+
+function countRange(bound: CountBound | undefined, path: string, issues: ScenarioIssue[]): CountRange | null {
+  if (bound === undefined) return null
+  if (typeof bound === 'number') return { min: bound, max: bound }
+  const range = { min: bound.min ?? 0, max: bound.max ?? null }
+  if (range.max !== null && range.min > range.max) issues.push(semantic(path, `has min ${range.min} above max ${range.max}`))
+  return range
+}
+
+function resolveFinalPressure(
+  bounds: FinalPressureExpectation | undefined, provider: ResolvedProvider, issues: ScenarioIssue[],
+): ResolvedFinalPressure | null {
+  if (bounds === undefined) return null
+  const resolved: ResolvedFinalPressure = {
+    ratioMin: bounds.ratioMin ?? null,
+    ratioMax: bounds.ratioMax ?? null,
+    tokensMin: bounds.tokensMin ?? null,
+    tokensMax: bounds.tokensMax ?? null,
+  }
+  if ((resolved.ratioMin !== null || resolved.ratioMax !== null) && provider.contextWindow === null) {
+    issues.push(semantic('/expect/finalPressure', 'bounds a ratio, but provider.contextWindow is not set (no capacity, no ratio)'))
+  }
+  const pairs = [[resolved.ratioMin, resolved.ratioMax, 'ratio'], [resolved.tokensMin, resolved.tokensMax, 'tokens']] as const
+  for (const [min, max, unit] of pairs) {
+    if (min !== null && max !== null && min > max) {
+      issues.push(semantic('/expect/finalPressure', `has ${unit}Min ${min} above ${unit}Max ${max}`))
+    }
+  }
+  return resolved
+}

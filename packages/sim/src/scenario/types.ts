@@ -1,0 +1,270 @@
+/**
+ * TypeScript mirror of the scenario JSON Schema (`schema.json`, the source of truth): `Scenario` is a
+ * document as written in YAML after validation, with every optional key still optional. The resolved,
+ * defaults-filled form is `ResolvedScenario` in `resolve.ts`. `test/scenario/types.test.ts` validates a
+ * typed example of every definition against the schema and checks every schema key is exercised, so the
+ * two cannot drift apart.
+ */
+import type {
+  BasicCompactionConfig, Dialect, EventType, FailureCode, ImageAttachmentRef, ToolResultPruneConfig,
+} from '@compaction-sim/core'
+
+/** `#/definitions/Subject`: what runs the session. A later issue adds `dsh` and `module:<path>`. */
+export type SubjectName = 'reference'
+
+/** `#/definitions/Provider/properties/wire`: the wire dialect of the mock provider. */
+export type WireDialect = 'openai' | 'deepseek'
+
+/** `#/definitions/Provider`: the mocked route; `contextWindow` absent = no capacity reported (FAULT-40). */
+export interface ProviderConfig {
+  wire: WireDialect
+  name?: string
+  model: string
+  contextWindow?: number
+  imageTokens?: number
+}
+
+/** `#/definitions/Policy`: the §3.1 `BasicCompactionConfig` of the core (types checked by the schema). */
+export type PolicyConfig = BasicCompactionConfig
+
+/** `#/definitions/Pruner`: not loaded (`false`), defaults (`true`) or §5.1 overrides. */
+export type PrunerConfig = boolean | ToolResultPruneConfig
+
+/** `#/definitions/TextBlock`. */
+export interface InlineTextBlock { type: 'text'; text: string }
+/** `#/definitions/ReasoningBlock`. */
+export interface InlineReasoningBlock { type: 'reasoning'; text: string }
+/** `#/definitions/ImageBlock`. */
+export interface InlineImageBlock { type: 'image'; attachment: ImageAttachmentRef }
+/** `#/definitions/ToolCallBlock`: `arguments` is raw JSON text. */
+export interface InlineToolCallBlock { type: 'tool-call'; id: string; name: string; arguments: string }
+
+/** `#/definitions/UserBlock`: a block of user input. */
+export type InlineUserBlock = InlineTextBlock | InlineImageBlock
+/** `#/definitions/ReplyBlock`: a block of a model reply. */
+export type InlineReplyBlock = InlineTextBlock | InlineReasoningBlock | InlineImageBlock | InlineToolCallBlock
+/** `#/definitions/ResultBlock`: a block of a tool result. */
+export type InlineResultBlock = InlineTextBlock | InlineImageBlock
+
+/** `#/definitions/TokenUsage`: provider usage in disjoint buckets (§1.2). */
+export interface InlineTokenUsage {
+  inputTokens: number
+  outputTokens: number
+  cacheReadTokens?: number
+  cacheWriteTokens?: number
+  reasoningTokens?: number
+}
+
+/** `#/definitions/InlineToolCall`: a compact tool call; `arguments` as JSON text or an object. */
+export interface InlineToolCall {
+  id?: string
+  name: string
+  arguments?: string | Record<string, unknown>
+}
+
+/** The object form of `#/definitions/InlineReply`: compact keys, or the full `blocks` (never both). */
+export interface InlineReplyObject {
+  reasoning?: string
+  text?: string
+  toolCalls?: InlineToolCall[]
+  blocks?: InlineReplyBlock[]
+  usage?: InlineTokenUsage
+}
+
+/** `#/definitions/InlineReply`: a string is one text block. */
+export type InlineReply = string | InlineReplyObject
+
+/** `#/definitions/InlineToolResult`: matched to the reply's calls by `callId`, else by position. */
+export interface InlineToolResult {
+  callId?: string
+  content: string | InlineResultBlock[]
+  isError?: boolean
+}
+
+/** `#/definitions/InlineStep`. */
+export interface InlineStep {
+  reply: InlineReply
+  toolResults?: InlineToolResult[]
+}
+
+/** `#/definitions/InlineTurn`. */
+export interface InlineTurn {
+  user: string | InlineUserBlock[]
+  steps: InlineStep[]
+}
+
+/** `#/definitions/InlineTool`: a tool schema with optional description and parameters. */
+export interface InlineTool {
+  name: string
+  description?: string
+  parameters?: Record<string, unknown>
+}
+
+/** `#/definitions/InlineTranscript`: a hand-written transcript (a full fixtures `Transcript` also fits). */
+export interface InlineTranscript {
+  systemPrompt?: string
+  tools?: InlineTool[]
+  facts?: string[]
+  turns: InlineTurn[]
+}
+
+/** `#/definitions/Generate`: a seeded generator of packages/fixtures. */
+export interface GenerateConfig {
+  generator: string
+  turns: number
+  params?: Record<string, unknown>
+}
+
+/** `#/definitions/Transcript`, recorded form: a log path (scenario folder or `fixtures:`) and its dialect. */
+export interface RecordedTranscriptConfig { recorded: string; dialect?: Dialect }
+/** `#/definitions/Transcript`, generated form. */
+export interface GeneratedTranscriptConfig { generate: GenerateConfig }
+/** `#/definitions/Transcript`, inline form. */
+export interface InlineTranscriptConfig { inline: InlineTranscript }
+
+/** `#/definitions/Transcript`: exactly one source. */
+export type TranscriptConfig = RecordedTranscriptConfig | GeneratedTranscriptConfig | InlineTranscriptConfig
+
+/** Every fault id of protocol §13, in catalog order (`#/definitions/FaultKind`). */
+export const FAULT_KINDS = [
+  'FAULT-01', 'FAULT-02', 'FAULT-03', 'FAULT-04', 'FAULT-05', 'FAULT-06', 'FAULT-07', 'FAULT-08', 'FAULT-09',
+  'FAULT-10', 'FAULT-11', 'FAULT-12', 'FAULT-13', 'FAULT-14', 'FAULT-15', 'FAULT-16', 'FAULT-17',
+  'FAULT-20', 'FAULT-21', 'FAULT-22', 'FAULT-23', 'FAULT-24', 'FAULT-25', 'FAULT-26', 'FAULT-27', 'FAULT-28',
+  'FAULT-29', 'FAULT-30', 'FAULT-31', 'FAULT-32', 'FAULT-33',
+  'FAULT-40', 'FAULT-41', 'FAULT-42', 'FAULT-43', 'FAULT-44', 'FAULT-45', 'FAULT-46',
+  'FAULT-50', 'FAULT-51', 'FAULT-52', 'FAULT-53', 'FAULT-54', 'FAULT-55', 'FAULT-56', 'FAULT-57',
+  'FAULT-60', 'FAULT-61', 'FAULT-62', 'FAULT-63', 'FAULT-64', 'FAULT-65', 'FAULT-66',
+  'FAULT-70', 'FAULT-71', 'FAULT-72', 'FAULT-73', 'FAULT-74', 'FAULT-75', 'FAULT-76', 'FAULT-77', 'FAULT-78', 'FAULT-79',
+  'FAULT-80', 'FAULT-81', 'FAULT-82', 'FAULT-83', 'FAULT-84',
+] as const
+
+/** One fault id of §13 (a closed set; ids are an API and never renumbered). */
+export type FaultKind = (typeof FAULT_KINDS)[number]
+
+/** `#/definitions/CrashPoint`: an event type of §1.4, or `checkpoint` (a bracket's replacement `user/message`). */
+export type CrashPoint = ScenarioEventType | 'checkpoint'
+
+/** `#/definitions/EventType`: the seed vocabulary of §1.4 (the core's `EventType`). */
+export type ScenarioEventType = EventType
+
+/** `#/definitions/FaultWhen`: all given conditions must hold. */
+export interface FaultWhen {
+  requestIndex?: number
+  purpose?: 'conversation' | 'compaction'
+  occurrence?: number
+  afterEvent?: CrashPoint
+  afterSeq?: number
+}
+
+/** `#/definitions/FailureCode`: a canonical failure code of §1.2.1 (the core's `FailureCode`). */
+export type ScenarioFailureCode = FailureCode
+
+/** `#/definitions/FaultParams/properties/delivery`: when the failure reaches the client. */
+export type FaultDelivery = 'before-headers' | 'after-headers' | 'after-chunks'
+
+/** `#/definitions/FaultParams`. */
+export interface FaultParams {
+  code?: ScenarioFailureCode
+  message?: string
+  status?: number
+  offloadImages?: number
+  delivery?: FaultDelivery
+  chunks?: number
+  retryAfterMs?: number
+  count?: number
+  contextWindow?: number
+}
+
+/** `#/definitions/Fault`: one injected fault. */
+export interface FaultConfig {
+  id?: string
+  kind: FaultKind
+  when?: FaultWhen
+  params?: FaultParams
+}
+
+/** `#/definitions/CompactNowAction`. */
+export interface CompactNowAction {
+  action: 'compactNow'
+  afterTurn: number
+  sourceCommandId?: string
+}
+
+/** `#/definitions/CompactRegionAction`: positions are 0-based, negative counts from the end. */
+export interface CompactRegionAction {
+  action: 'compactRegion'
+  turn: number
+  beforeStep?: number
+  start: number
+  end: number
+}
+
+/** `#/definitions/ManualAction`. */
+export type ManualAction = CompactNowAction | CompactRegionAction
+
+/** Every invariant id of §12 (`#/definitions/InvariantId`), in catalog order. */
+export const SCENARIO_INVARIANT_IDS = [
+  'INV-01', 'INV-02', 'INV-03', 'INV-04', 'INV-05', 'INV-06', 'INV-07', 'INV-08', 'INV-09', 'INV-10',
+  'INV-11', 'INV-12', 'INV-13', 'INV-14', 'INV-15', 'INV-16', 'INV-17', 'INV-18', 'INV-19', 'INV-20',
+  'INV-21', 'INV-22', 'INV-23', 'INV-24', 'INV-25', 'INV-26', 'INV-27', 'INV-28', 'INV-29', 'INV-30',
+  'INV-31', 'INV-32', 'INV-33', 'INV-34', 'INV-35', 'INV-36', 'INV-37', 'INV-38', 'INV-39', 'INV-40',
+  'INV-41', 'INV-42', 'INV-43', 'INV-44', 'INV-45', 'INV-46', 'INV-47',
+] as const
+
+/** One invariant id of §12 a scenario may select. */
+export type ScenarioInvariantId = (typeof SCENARIO_INVARIANT_IDS)[number]
+
+/** `#/definitions/TurnOutcomeKind`: the `kind` of a `turn/end` reason. */
+export type TurnOutcomeKind = 'completed' | 'blocked' | 'max-tokens' | 'aborted' | 'error' | 'interrupted'
+
+/** `#/definitions/TurnOutcome`: a kind, or a kind with the failure code of an `error` end. */
+export type TurnOutcome = TurnOutcomeKind | { kind: TurnOutcomeKind; code?: ScenarioFailureCode }
+
+/** `#/definitions/CountBound`: exact, or an inclusive range with at least one bound. */
+export type CountBound = number | { min?: number; max?: number }
+
+/** The names of `#/definitions/Counts`, in schema order. */
+export const COUNT_NAMES = ['brackets', 'failedBrackets', 'prunes', 'offloads', 'retries', 'summaryErrors', 'checkpoints'] as const
+
+/** One countable thing of `expect.counts`. */
+export type CountName = (typeof COUNT_NAMES)[number]
+
+/** `#/definitions/Counts`. */
+export type CountsExpectation = { [K in CountName]?: CountBound }
+
+/** `#/definitions/FinalPressure`: at least one bound. */
+export interface FinalPressureExpectation {
+  ratioMin?: number
+  ratioMax?: number
+  tokensMin?: number
+  tokensMax?: number
+}
+
+/** `#/definitions/EventPattern`: a type, or a type with a partial `data` match. */
+export type EventPattern = ScenarioEventType | { type: ScenarioEventType; data?: Record<string, unknown> }
+
+/** `#/definitions/Expect`. */
+export interface ExpectConfig {
+  invariants?: 'all' | ScenarioInvariantId[]
+  outcome?: TurnOutcome[]
+  counts?: CountsExpectation
+  finalPressure?: FinalPressureExpectation
+  events?: EventPattern[]
+  finalSurfaceNodes?: CountBound
+}
+
+/** The root of the schema: one scenario document as written. */
+export interface Scenario {
+  name: string
+  description?: string
+  seed: number
+  subject?: SubjectName
+  dialect?: Dialect
+  provider: ProviderConfig
+  policy?: PolicyConfig
+  pruner?: PrunerConfig
+  transcript: TranscriptConfig
+  faults?: FaultConfig[]
+  manual?: ManualAction[]
+  expect?: ExpectConfig
+}

@@ -1,0 +1,235 @@
+/**
+ * Drift guard between `schema.json` (source of truth) and the hand-written `types.ts`: (1) a typed example
+ * of every definition validates against that definition; (2) for every object definition, the keys of its
+ * TypeScript type — listed through a mapped type, so a missing or extra key fails to compile — equal the
+ * schema's `properties`; (3) string-literal unions equal the schema enums.
+ */
+import type { ModelPolicyConfig, ImageAttachmentRef, ToolResultPruneConfig, BasicCompactionConfig } from '@compaction-sim/core'
+import type { SchemaObject } from 'ajv'
+import { describe, expect, it } from 'vitest'
+import { createScenarioAjv, readScenarioSchema } from '../../src/scenario/build-validator.ts'
+import type {
+  CompactNowAction, CompactRegionAction, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
+  FaultDelivery, FaultKind, FaultParams, FaultWhen, FinalPressureExpectation, GenerateConfig, GeneratedTranscriptConfig,
+  InlineImageBlock, InlineReasoningBlock, InlineReply, InlineReplyBlock, InlineReplyObject, InlineResultBlock, InlineStep, InlineTextBlock,
+  InlineTokenUsage, InlineTool, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
+  InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderConfig, PrunerConfig, RecordedTranscriptConfig, Scenario,
+  ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
+} from '../../src/scenario/types.ts'
+
+const schema = readScenarioSchema()
+const definitions = schema['definitions'] as Record<string, SchemaObject>
+const ajv = createScenarioAjv()
+ajv.addSchema(schema, 'scenario')
+
+function validates(definition: string | null, value: unknown): string[] {
+  const validate = ajv.compile({ $ref: definition === null ? 'scenario#' : `scenario#/definitions/${definition}` })
+  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`)
+}
+
+/** The keys of `T`, every one listed exactly once (a missing or extra key is a compile error). */
+const keysOf = <T>(keys: { [K in keyof Required<T>]: true }): string[] => Object.keys(keys).sort()
+/** The members of a string-literal union, every one listed exactly once. */
+const membersOf = <T extends string>(members: { [K in T]: true }): string[] => Object.keys(members).sort()
+
+const image: ImageAttachmentRef = { attachmentId: 'att-1', mediaType: 'image/png', bytes: 2048, width: 64, height: 48, name: 'plot.png' }
+const text: InlineTextBlock = { type: 'text', text: 'hello' }
+const reasoning: InlineReasoningBlock = { type: 'reasoning', text: 'thinking' }
+const imageBlock: InlineImageBlock = { type: 'image', attachment: image }
+const toolCallBlock: InlineToolCallBlock = { type: 'tool-call', id: 'c1', name: 'read_file', arguments: '{"path":"a.ts"}' }
+const usage: InlineTokenUsage = { inputTokens: 10, outputTokens: 2, cacheReadTokens: 4, cacheWriteTokens: 1, reasoningTokens: 1 }
+const toolCall: InlineToolCall = { id: 'c2', name: 'read_file', arguments: { path: 'a.ts' } }
+const replyObject: InlineReplyObject = { reasoning: 'r', text: 't', toolCalls: [toolCall], usage }
+const replyBlocks: InlineReplyObject = { blocks: [text, reasoning, imageBlock, toolCallBlock], usage }
+const toolResult: InlineToolResult = { callId: 'c2', content: [text, imageBlock], isError: false }
+const step: InlineStep = { reply: replyObject, toolResults: [toolResult] }
+const turn: InlineTurn = { user: [text, imageBlock], steps: [step, { reply: 'done' }] }
+const tool: InlineTool = { name: 'read_file', description: 'Read a file.', parameters: { type: 'object' } }
+const inline: InlineTranscript = { systemPrompt: 'be brief', tools: [tool], facts: ['a fact'], turns: [turn] }
+const generate: GenerateConfig = { generator: 'coding-session', turns: 5, params: { hugeOutputs: true } }
+const provider: ProviderConfig = { wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85 }
+const modelPolicy: ModelPolicyConfig = {
+  provider: 'ds', model: 'deepseek-chat', thresholdRatio: 0.7, retainRatio: 0.1, retainTokens: 100, summarizationProvider: 'ds',
+  summarizationModel: 'deepseek-chat', maxTokens: 1000, compactionRetries: 2, maxOverflowRetries: 0,
+}
+const policy: PolicyConfig = {
+  thresholdRatio: 0.8, retainRatio: 0.16, retainTokens: 500, summarizationProvider: '', summarizationModel: '', maxTokens: 8192,
+  compactionRetries: 1, maxOverflowRetries: 1, modelPolicies: [modelPolicy], auto: true,
+}
+const prunerConfig: ToolResultPruneConfig = { thresholdChars: 8192, headChars: 4096, tailChars: 1024 }
+const when: FaultWhen = { requestIndex: 2, purpose: 'conversation', occurrence: 1, afterEvent: 'compaction/start', afterSeq: 10 }
+const params: FaultParams = {
+  code: 'CONTEXT_WINDOW_EXCEEDED', message: 'too long', status: 400, offloadImages: 1.5, delivery: 'after-chunks', chunks: 3,
+  retryAfterMs: 100, count: 2, contextWindow: -1,
+}
+const fault: FaultConfig = { id: 'f1', kind: 'FAULT-01', when, params }
+const compactNow: CompactNowAction = { action: 'compactNow', afterTurn: 1, sourceCommandId: 'cmd-1' }
+const compactRegion: CompactRegionAction = { action: 'compactRegion', turn: 2, beforeStep: 1, start: 1, end: -2 }
+const countRange: Exclude<CountBound, number> = { min: 1, max: 3 }
+const counts: CountsExpectation = {
+  brackets: 1, failedBrackets: 0, prunes: countRange, offloads: { max: 2 }, retries: { min: 0 }, summaryErrors: 0, checkpoints: 1,
+}
+const finalPressure: FinalPressureExpectation = { ratioMin: 0, ratioMax: 0.8, tokensMin: 0, tokensMax: 1000 }
+const outcomeObject: Exclude<TurnOutcome, string> = { kind: 'error', code: 'CONTEXT_WINDOW_EXCEEDED' }
+const patternObject: Exclude<EventPattern, string> = { type: 'compaction/end', data: { error: 'x' } }
+const expectation: ExpectConfig = {
+  invariants: ['INV-01', 'INV-45'], outcome: ['completed', outcomeObject], counts, finalPressure,
+  events: ['compaction/start', patternObject], finalSurfaceNodes: { min: 2 },
+}
+const recorded: RecordedTranscriptConfig = { recorded: 'fixtures:recorded/x.jsonl', dialect: 'dsh-0.1.0-rc.8' }
+const generated: GeneratedTranscriptConfig = { generate }
+const inlined: InlineTranscriptConfig = { inline }
+const scenario: Scenario = {
+  name: 'every-key', description: 'uses every key', seed: 4294967295, subject: 'reference', dialect: 'seed', provider, policy,
+  pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion], expect: expectation,
+}
+
+/** Typed examples per definition; `null` is the root. */
+const examples: Record<string, readonly unknown[]> = {
+  '<root>': [scenario, { name: 'minimal', seed: 0, provider: { wire: 'openai', model: 'm' }, transcript: generated } satisfies Scenario],
+  Subject: ['reference'] satisfies SubjectName[],
+  Dialect: ['seed', 'dsh-0.1.0-rc.8'],
+  Provider: [provider, { wire: 'openai', model: 'gpt' }] satisfies ProviderConfig[],
+  Policy: [policy, {}] satisfies BasicCompactionConfig[],
+  ModelPolicy: [modelPolicy],
+  Pruner: [true, false, prunerConfig, {}] satisfies PrunerConfig[],
+  Transcript: [recorded, { recorded: 'logs/a.jsonl' }, generated, inlined] satisfies TranscriptConfig[],
+  Generate: [generate, { generator: 'runaway', turns: 1 }] satisfies GenerateConfig[],
+  InlineTranscript: [inline, { turns: [{ user: 'hi', steps: [{ reply: 'hello' }] }] }] satisfies InlineTranscript[],
+  InlineTool: [tool, { name: 'ls' }] satisfies InlineTool[],
+  InlineTurn: [turn],
+  InlineStep: [step, { reply: replyBlocks }] satisfies InlineStep[],
+  InlineReply: ['plain', replyObject, replyBlocks, {}] satisfies InlineReply[],
+  InlineToolCall: [toolCall, { name: 'ls', arguments: '{}' }, { name: 'ls' }] satisfies InlineToolCall[],
+  InlineToolResult: [toolResult, { content: 'ok' }] satisfies InlineToolResult[],
+  UserBlock: [text, imageBlock] satisfies InlineUserBlock[],
+  ReplyBlock: [text, reasoning, imageBlock, toolCallBlock] satisfies InlineReplyBlock[],
+  ResultBlock: [text, imageBlock] satisfies InlineResultBlock[],
+  TextBlock: [text],
+  ReasoningBlock: [reasoning],
+  ImageBlock: [imageBlock],
+  ImageAttachment: [image],
+  ToolCallBlock: [toolCallBlock],
+  TokenUsage: [usage, { inputTokens: 0, outputTokens: 0 }] satisfies InlineTokenUsage[],
+  FaultKind: ['FAULT-01', 'FAULT-84'] satisfies FaultKind[],
+  Fault: [fault, { kind: 'FAULT-50' }] satisfies FaultConfig[],
+  FaultWhen: [when, {}] satisfies FaultWhen[],
+  CrashPoint: ['checkpoint', 'compaction/prune'] satisfies CrashPoint[],
+  FaultParams: [params, {}, { delivery: 'before-headers' }] satisfies FaultParams[],
+  FailureCode: ['SERVER', 'UNKNOWN'] satisfies ScenarioFailureCode[],
+  ManualAction: [compactNow, compactRegion] satisfies ManualAction[],
+  CompactNowAction: [compactNow, { action: 'compactNow', afterTurn: 0 }] satisfies CompactNowAction[],
+  CompactRegionAction: [compactRegion, { action: 'compactRegion', turn: 1, start: 0, end: 0 }] satisfies CompactRegionAction[],
+  Expect: [expectation, { invariants: 'all' }, {}] satisfies ExpectConfig[],
+  InvariantId: ['INV-01', 'INV-47'] satisfies ScenarioInvariantId[],
+  TurnOutcomeKind: ['interrupted'] satisfies TurnOutcomeKind[],
+  TurnOutcome: ['completed', outcomeObject, { kind: 'aborted' }] satisfies TurnOutcome[],
+  Counts: [counts, {}] satisfies CountsExpectation[],
+  CountBound: [0, 7, countRange, { min: 1 }, { max: 1 }] satisfies CountBound[],
+  FinalPressure: [finalPressure, { tokensMax: 1 }] satisfies FinalPressureExpectation[],
+  EventType: ['turn/start', 'image/offload'] satisfies ScenarioEventType[],
+  EventPattern: ['llm/retry', patternObject, { type: 'turn/end' }] satisfies EventPattern[],
+}
+
+/** Object definitions (or the object branch of a union) → the keys of their TypeScript type. */
+const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
+  '<root>': { pointer: '', keys: keysOf<Scenario>({
+    name: true, description: true, seed: true, subject: true, dialect: true, provider: true, policy: true, pruner: true,
+    transcript: true, faults: true, manual: true, expect: true,
+  }) },
+  Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({ wire: true, name: true, model: true, contextWindow: true, imageTokens: true }) },
+  Policy: { pointer: 'Policy', keys: keysOf<PolicyConfig>({
+    thresholdRatio: true, retainRatio: true, retainTokens: true, summarizationProvider: true, summarizationModel: true, maxTokens: true,
+    compactionRetries: true, maxOverflowRetries: true, modelPolicies: true, auto: true,
+  }) },
+  ModelPolicy: { pointer: 'ModelPolicy', keys: keysOf<ModelPolicyConfig>({
+    provider: true, model: true, thresholdRatio: true, retainRatio: true, retainTokens: true, summarizationProvider: true,
+    summarizationModel: true, maxTokens: true, compactionRetries: true, maxOverflowRetries: true,
+  }) },
+  Pruner: { pointer: 'Pruner', keys: keysOf<ToolResultPruneConfig>({ thresholdChars: true, headChars: true, tailChars: true }) },
+  Transcript: { pointer: 'Transcript', keys: [
+    ...keysOf<RecordedTranscriptConfig>({ recorded: true, dialect: true }), ...keysOf<GeneratedTranscriptConfig>({ generate: true }),
+    ...keysOf<InlineTranscriptConfig>({ inline: true }),
+  ].sort() },
+  Generate: { pointer: 'Generate', keys: keysOf<GenerateConfig>({ generator: true, turns: true, params: true }) },
+  InlineTranscript: { pointer: 'InlineTranscript', keys: keysOf<InlineTranscript>({ systemPrompt: true, tools: true, facts: true, turns: true }) },
+  InlineTool: { pointer: 'InlineTool', keys: keysOf<InlineTool>({ name: true, description: true, parameters: true }) },
+  InlineTurn: { pointer: 'InlineTurn', keys: keysOf<InlineTurn>({ user: true, steps: true }) },
+  InlineStep: { pointer: 'InlineStep', keys: keysOf<InlineStep>({ reply: true, toolResults: true }) },
+  InlineReply: { pointer: 'InlineReply', keys: keysOf<InlineReplyObject>({ reasoning: true, text: true, toolCalls: true, blocks: true, usage: true }) },
+  InlineToolCall: { pointer: 'InlineToolCall', keys: keysOf<InlineToolCall>({ id: true, name: true, arguments: true }) },
+  InlineToolResult: { pointer: 'InlineToolResult', keys: keysOf<InlineToolResult>({ callId: true, content: true, isError: true }) },
+  UserBlock: { pointer: 'UserBlock', keys: ['type'] },
+  ReplyBlock: { pointer: 'ReplyBlock', keys: ['type'] },
+  ResultBlock: { pointer: 'ResultBlock', keys: ['type'] },
+  TextBlock: { pointer: 'TextBlock', keys: keysOf<InlineTextBlock>({ type: true, text: true }) },
+  ReasoningBlock: { pointer: 'ReasoningBlock', keys: keysOf<InlineReasoningBlock>({ type: true, text: true }) },
+  ImageBlock: { pointer: 'ImageBlock', keys: keysOf<InlineImageBlock>({ type: true, attachment: true }) },
+  ImageAttachment: { pointer: 'ImageAttachment', keys: keysOf<ImageAttachmentRef>({
+    attachmentId: true, mediaType: true, bytes: true, width: true, height: true, name: true,
+  }) },
+  ToolCallBlock: { pointer: 'ToolCallBlock', keys: keysOf<InlineToolCallBlock>({ type: true, id: true, name: true, arguments: true }) },
+  TokenUsage: { pointer: 'TokenUsage', keys: keysOf<InlineTokenUsage>({
+    inputTokens: true, outputTokens: true, cacheReadTokens: true, cacheWriteTokens: true, reasoningTokens: true,
+  }) },
+  Fault: { pointer: 'Fault', keys: keysOf<FaultConfig>({ id: true, kind: true, when: true, params: true }) },
+  FaultWhen: { pointer: 'FaultWhen', keys: keysOf<FaultWhen>({ requestIndex: true, purpose: true, occurrence: true, afterEvent: true, afterSeq: true }) },
+  FaultParams: { pointer: 'FaultParams', keys: keysOf<FaultParams>({
+    code: true, message: true, status: true, offloadImages: true, delivery: true, chunks: true, retryAfterMs: true, count: true, contextWindow: true,
+  }) },
+  ManualAction: { pointer: 'ManualAction', keys: ['action'] },
+  CompactNowAction: { pointer: 'CompactNowAction', keys: keysOf<CompactNowAction>({ action: true, afterTurn: true, sourceCommandId: true }) },
+  CompactRegionAction: { pointer: 'CompactRegionAction', keys: keysOf<CompactRegionAction>({
+    action: true, turn: true, beforeStep: true, start: true, end: true,
+  }) },
+  Expect: { pointer: 'Expect', keys: keysOf<ExpectConfig>({
+    invariants: true, outcome: true, counts: true, finalPressure: true, events: true, finalSurfaceNodes: true,
+  }) },
+  TurnOutcome: { pointer: 'TurnOutcome/else', keys: keysOf<Exclude<TurnOutcome, string>>({ kind: true, code: true }) },
+  Counts: { pointer: 'Counts', keys: keysOf<CountsExpectation>({
+    brackets: true, failedBrackets: true, prunes: true, offloads: true, retries: true, summaryErrors: true, checkpoints: true,
+  }) },
+  CountBound: { pointer: 'CountBound', keys: keysOf<Exclude<CountBound, number>>({ min: true, max: true }) },
+  FinalPressure: { pointer: 'FinalPressure', keys: keysOf<FinalPressureExpectation>({ ratioMin: true, ratioMax: true, tokensMin: true, tokensMax: true }) },
+  EventPattern: { pointer: 'EventPattern/else', keys: keysOf<Exclude<EventPattern, string>>({ type: true, data: true }) },
+}
+
+/** Literal unions declared only in TypeScript → the enum they must equal (pointer below #/definitions). */
+const unions: Array<{ pointer: string; members: string[] }> = [
+  { pointer: 'Subject', members: membersOf<SubjectName>({ reference: true }) },
+  { pointer: 'Provider/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true }) },
+  { pointer: 'TurnOutcomeKind', members: membersOf<TurnOutcomeKind>({
+    completed: true, blocked: true, 'max-tokens': true, aborted: true, error: true, interrupted: true,
+  }) },
+  { pointer: 'FaultParams/properties/delivery', members: membersOf<FaultDelivery>({ 'before-headers': true, 'after-headers': true, 'after-chunks': true }) },
+  { pointer: 'FaultWhen/properties/purpose', members: membersOf<NonNullable<FaultWhen['purpose']>>({ conversation: true, compaction: true }) },
+]
+
+function at(pointer: string): SchemaObject {
+  let node: unknown = pointer === '' ? schema : definitions
+  for (const segment of pointer === '' ? [] : pointer.split('/')) node = (node as Record<string, unknown>)[segment]
+  return node as SchemaObject
+}
+
+describe('types.ts ⟷ schema.json', () => {
+  it('has a typed example for every definition', () => {
+    expect(Object.keys(examples).filter((k) => k !== '<root>').sort()).toEqual(Object.keys(definitions).sort())
+  })
+
+  it.each(Object.entries(examples))('every example of %s validates against its definition', (name, values) => {
+    for (const value of values) expect(validates(name === '<root>' ? null : name, value)).toEqual([])
+  })
+
+  it('covers every object definition of the schema with a key list', () => {
+    const withProperties = Object.entries(definitions).filter(([, d]) => d['properties'] !== undefined || d['else'] !== undefined).map(([n]) => n)
+    expect(Object.keys(typeKeys).filter((k) => k !== '<root>').sort()).toEqual(withProperties.sort())
+  })
+
+  it.each(Object.entries(typeKeys))('the keys of the %s type equal the schema properties', (_name, { pointer, keys }) => {
+    expect(keys).toEqual(Object.keys(at(pointer)['properties'] as object).sort())
+  })
+
+  it.each(unions.map((u) => [u.pointer, u.members] as const))('the union behind %s equals the schema enum', (pointer, members) => {
+    expect(members).toEqual([...(at(pointer)['enum'] as string[])].sort())
+  })
+})
