@@ -80,3 +80,43 @@ export {
   ScriptedAdapter, ScriptExhaustedError, replyChunks,
   type ScriptedReply, type ReplySource, type ScriptedRoute, type ScriptedAdapterOptions,
 } from './adapter/scripted.ts'
+export {
+  Agent, AgentError, interruptedContent,
+  type AgentOptions, type TurnOutcome, type AgentErrorCode, type ConversationCapture,
+} from './agent/agent.ts'
+export { TurnQueue } from './agent/admission.ts'
+export type { AgentCompactionEngine } from './agent/compaction-port.ts'
+export {
+  RETRY_DEFAULTS, AGENT_LIMIT_DEFAULTS, AgentConfigError, resolveRetryPolicy, resolveAgentLimits, retryDelayMs,
+  type AgentRoute, type ToolCallRequest, type ToolOutcome, type ToolExecutor, type MessageKind, type UserInput,
+  type RetryPolicyConfig, type RetryPolicySpec, type AgentLimits, type AgentConfigErrorCode,
+} from './agent/options.ts'
+export {
+  runRequestErrorWaterfall, OverflowRecovery, imageOffloadListener, TransientRetry,
+  type RequestErrorContext, type RequestErrorDecision, type RequestErrorListener, type OverflowRecoveryOptions,
+  type TransientRetryOptions,
+} from './agent/recovery.ts'
+export { restoreSession, RestoreError, type RestoreErrorCode, type RestoreOptions, type RestoredSession } from './agent/restore.ts'
+export {
+  CompactionEngine, type CompactionEngineOptions, type IdleAdmission, type IdleReservation,
+} from './compaction/engine.ts'
+export { BracketFailure, type CompactionResult, type BracketFailureCode } from './compaction/bracket.ts'
+export { compactCheckpointSource, isCompactCheckpointSource, frameCheckpoint, type CompactCheckpointSource } from './compaction/checkpoint.ts'
+export {
+  ManualCompactionError, CompactionError, SummarizerError, SurfaceChangedError, SummaryNotSmallerError,
+  CompactionConvergenceError, BracketOwnerError, type ManualCompactionErrorCode, type CompactionErrorCode,
+} from './compaction/errors.ts'
+export {
+  COMPACTION_INSTRUCTION_SOURCE, LlmSummarizer, resolveSummaryTarget, summaryRequest,
+  type Summarizer, type SummaryInput, type SummaryOutput, type LlmSummarizerOptions, type SummaryTarget,
+} from './compaction/summarizer.ts'
+export {
+  OpenAiCompatibleAdapter, HttpAdapterConfigError, resolveOpenAiAdapterOptions, usageFromWire,
+  type OpenAiAdapterOptions, type OpenAiAdapterSpec, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,
+} from './adapter/http-openai.ts'
+export {
+  PURPOSE_HEADER, SESSION_HEADER, ATTACHMENT_URL_SCHEME, attachmentUrl, toWireMessages, toWireTools, toWireRequest,
+  type OpenAiWire, type WireChatRequest, type WireMessage, type WireTool, type ImageUrlResolver,
+} from './adapter/openai-wire.ts'
+export { SseParser, SseParseError, type SseEvent } from './adapter/sse-parser.ts'
+export { classifyWireRejection, retryAfterMsOf, type WireRejection } from './adapter/wire-rejection.ts'

@@ -3,6 +3,7 @@
  * Scripts and CI read these numbers; changing one is a breaking change.
  */
 import { LogError } from '@compaction-sim/core'
+import { ScenarioError } from '../scenario/errors.ts'
 
 /** Exit codes: 0 ok · 1 a check or scenario failed · 2 usage or input error · 3 internal error of sim. */
 export const ExitCode = {
@@ -30,13 +31,14 @@ export interface ErrorVerdict {
 }
 
 /**
- * Classifies `error`: a `UsageError` (bad flag, missing file) or a core `LogError` (unreadable or invalid
- * log; its message is already `file:line: reason`) is an input error, exit 2; anything else is a bug
+ * Classifies `error`: a `UsageError` (bad flag, missing file), a core `LogError` (unreadable or invalid
+ * log; its message is already `file:line: reason`) or a `ScenarioError` (invalid scenario, `file:line:column`) is an input error, exit 2; anything else is a bug
  * in sim, exit 3.
  */
 export function classifyError(error: unknown): ErrorVerdict {
   if (error instanceof UsageError) return { exitCode: ExitCode.Usage, message: error.message, internal: false }
   if (error instanceof LogError) return { exitCode: ExitCode.Usage, message: error.message, internal: false }
+  if (error instanceof ScenarioError) return { exitCode: ExitCode.Usage, message: error.message, internal: false }
   const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
   return { exitCode: ExitCode.Internal, message, internal: true }
 }

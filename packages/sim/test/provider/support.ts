@@ -14,7 +14,7 @@ import {
   type Message,
   type StreamChunk,
 } from '@compaction-sim/core'
-import { OpenAiCompatibleAdapter, type OpenAiAdapterOptions } from '../../../core/src/adapter/http-openai.ts'
+import { OpenAiCompatibleAdapter, type OpenAiAdapterOptions } from '@compaction-sim/core'
 import { MockProvider, type MockProviderOptions } from '../../src/provider/mock-provider.ts'
 import type { MockModel, MockWire, PlannedOutcome, ReplyPlan } from '../../src/provider/types.ts'
 
