@@ -6,6 +6,7 @@
  */
 import { Bench } from 'tinybench'
 import { EventLog, type EventDraft, type LogEvent } from '@compaction-sim/core'
+import { settleYoungGeneration } from './gc.ts'
 import { syntheticLog } from './synthetic-log.ts'
 
 /** Sizes of the measured logs, in events. */
@@ -62,6 +63,7 @@ export async function runFoldBench(options: FoldBenchOptions): Promise<FoldBench
     }, {
       beforeEach: () => {
         log = EventLog.fromEvents(prefix, OPTIONS)
+        settleYoungGeneration() // the re-fold's young objects are setup cost; else the first timed scavenge pays for them
       },
     })
     await append.run()

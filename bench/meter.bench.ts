@@ -7,6 +7,7 @@
 import { Bench } from 'tinybench'
 import { EventLog, TokenMeter } from '@compaction-sim/core'
 import { APPEND_BATCH_EVENTS, medianMs, samples, toDraft } from './fold.bench.ts'
+import { settleYoungGeneration } from './gc.ts'
 import { syntheticLog } from './synthetic-log.ts'
 
 /** One row of the meter benchmark. */
@@ -41,6 +42,7 @@ export async function runMeterBench(options: { seed: number; sizes: readonly num
         log = EventLog.fromEvents(prefix, OPTIONS)
         meter = new TokenMeter(log, OPTIONS)
         meter.measure()
+        settleYoungGeneration()
       },
     })
     await bench.run()

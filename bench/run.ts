@@ -1,11 +1,14 @@
 /**
  * `pnpm bench`: runs the benchmarks and prints a table and the flatness ratio. Plain tinybench 6 scripts,
  * not `vitest bench` (vitest 4 bundles tinybench 2). Options: `--seed <uint32>` (default 1) picks the
- * synthetic log; `--check` exits 1 when the append ratio exceeds its bound (off by default: timings on
- * a shared 2-core machine are noisy, so CI does not gate on them).
+ * synthetic log; `--check` exits 1 when a bounded ratio (fold append, meter, loop per-step) exceeds its bound
+ * (off by default: timings on a shared 2-core machine are noisy, so CI does not gate on them). The pressure
+ * cycle ratio is informational: its region grows with the session.
  */
 import { parseArgs } from 'node:util'
 import { APPEND_BATCH_EVENTS, APPEND_RATIO_MAX, FOLD_SIZES, runFoldBench, type FoldBenchRow } from './fold.bench.ts'
+import { CYCLE_SIZES, runCycleBench, runStepBench, STEP_RATIO_MAX, STEP_SIZES, STEP_TURNS_PER_SAMPLE } from './cycle.bench.ts'
+import { formatCheckRows, runCheckBench } from './check.bench.ts'
 import { runDecisionBench } from './decisions.bench.ts'
 import { runMeterBench } from './meter.bench.ts'
 
@@ -46,8 +49,38 @@ if (m0 !== undefined && mN !== undefined && m0 !== mN) {
   process.stdout.write(`meter ratio ${fmtInt(mN.sizeEvents)} / ${fmtInt(m0.sizeEvents)}: ${ratio.toFixed(2)}x (bound ${APPEND_RATIO_MAX}x) ${ratio <= APPEND_RATIO_MAX ? 'ok' : 'OVER BOUND'}\n`)
   if (values.check && ratio > APPEND_RATIO_MAX) process.exitCode = 1
 }
+const cycleRows = await runCycleBench({ seed, sizes: CYCLE_SIZES })
+process.stdout.write('\ncycle: one pressure compaction (check → bracket → commit), window at 90% pressure\n')
+for (const r of cycleRows) {
+  process.stdout.write(
+    `${fmtInt(r.sizeEvents).padStart(8)} events  ${r.msPerCycle.toFixed(3)} ms/cycle  (${fmtInt(r.shadowedNodes)} nodes shadowed, `
+    + `${r.surfaceNodes} left; ${r.samples} samples)\n`,
+  )
+}
+const c0 = cycleRows[0]
+const cN = cycleRows[cycleRows.length - 1]
+if (c0 !== undefined && cN !== undefined && c0 !== cN) {
+  const ratio = cN.msPerCycle / c0.msPerCycle
+  process.stdout.write(`cycle ratio ${fmtInt(cN.sizeEvents)} / ${fmtInt(c0.sizeEvents)}: ${ratio.toFixed(2)}x (informational)\n`)
+}
+const stepRows = await runStepBench({ seed, sizes: STEP_SIZES })
+process.stdout.write(`\nloop: one-step turn (pre-step check, request assembly, reply appends), ${STEP_TURNS_PER_SAMPLE} turns per sample\n`)
+for (const r of stepRows) {
+  const detail = `${r.surfaceNodes} surface nodes; ${r.samples} samples`
+  process.stdout.write(`${fmtInt(r.sizeEvents).padStart(8)} events  ${r.usPerStep.toFixed(1)} µs/step  (${detail})\n`)
+}
+const s0 = stepRows[0]
+const sN = stepRows[stepRows.length - 1]
+if (s0 !== undefined && sN !== undefined && s0 !== sN) {
+  const ratio = sN.usPerStep / s0.usPerStep
+  const verdict = ratio <= STEP_RATIO_MAX ? 'ok' : 'OVER BOUND'
+  const sizes = `${fmtInt(sN.sizeEvents)} / ${fmtInt(s0.sizeEvents)}`
+  process.stdout.write(`step ratio ${sizes}: ${ratio.toFixed(2)}x (bound ${STEP_RATIO_MAX}x) ${verdict}\n`)
+  if (values.check && ratio > STEP_RATIO_MAX) process.exitCode = 1
+}
 process.stdout.write('\ndecisions\n')
 for (const r of await runDecisionBench({ seed })) process.stdout.write(`  ${r.name}: ${r.medianMs.toFixed(3)} ms p50 (${r.samples} samples; ${r.detail})\n`)
+process.stdout.write(`\nsim check vs a JSON.parse loop (fastest of 3; issue #5 target ≥ 50%)\n${formatCheckRows(await runCheckBench({ seed }))}\n`)
 process.stdout.write(`total ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
 
 function formatTable(table: readonly FoldBenchRow[]): string {

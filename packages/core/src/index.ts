@@ -42,12 +42,14 @@ export {
   type PackedChunkRow,
 } from './log/codec.ts'
 export {
-  readLog, readLogLines, streamLogEvents, parseLogText, isZstdPath, hasZstdMagic,
+  readLog, readLogLines, readLogLineBatches, streamLogEvents, parseLogText, isZstdPath, hasZstdMagic,
   type ReadLogOptions, type ReadLogResult, type TornTail, type LogLine, type LogStreamItem,
 } from './log/reader.ts'
 export { JsonlLogStore, type JsonlLogStoreOptions, type OpenedLogStore } from './log/store.ts'
 export { assembleAttempt, AssemblyError, type AssembledAttempt } from './log/assembly.ts'
-export { TokenMeter, MeterReplayError, envelopePrice, type MeterReplayErrorCode, type TokenMeterOptions } from './meter/meter.ts'
+export {
+  TokenMeter, MeterReplayError, envelopePrice, anchorOf, measureAgainst, type MeterAnchor, type MeterReplayErrorCode, type TokenMeterOptions,
+} from './meter/meter.ts'
 export type { Baseline, Measurement, PricedNode } from './meter/measurement.ts'
 export { CHARS_PER_TOKEN, BLOCK_OVERHEAD, ROLE_OVERHEAD, textTokens, blockPrice, blocksPrice, fixedPrice, routePrice, toolsPrice } from './meter/price.ts'
 export type { FaultSpec, RunManifest, CapturedRequest } from './log/manifest.ts'

@@ -287,6 +287,14 @@ export async function* readLogLines(path: string, options: ReadLinesOptions = {}
   for await (const batch of lineBatches(path, options.chunkSize ?? DEFAULT_CHUNK)) yield* batch
 }
 
+/**
+ * `readLogLines` in batches (one array per read chunk, same lines, same rules and errors): one async step
+ * per batch instead of per line, for streaming consumers whose per-line work is synchronous (the checker).
+ */
+export function readLogLineBatches(path: string, options: ReadLinesOptions = {}): AsyncGenerator<LogLine[]> {
+  return lineBatches(path, options.chunkSize ?? DEFAULT_CHUNK)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Records: decode, expand rows, check INV-01, apply the torn-tail rule
 

@@ -17,6 +17,14 @@ export interface JsonlLogStoreOptions {
   knownTypes?: ReadonlySet<string>
   header?: SessionHeaderRecord
   create?: boolean
+  /**
+   * Called synchronously once per appended event, in seq order, right after the fsync that made it durable
+   * and before the store starts its next write, so a caller that blocks here (the crash harness, §13.4)
+   * stops the writer exactly at that event. When set, appends are committed one call at a time (no group
+   * commit): a durable point lies between any two `append` calls. If it throws, that append rejects with
+   * the error (its events stay durable) and the store refuses further appends.
+   */
+  onDurable?: (event: LogEvent) => void
 }
 
 /** What `JsonlLogStore.open` found: the store, the stored events and header, and the torn tail it truncated away. */
@@ -29,7 +37,7 @@ export interface OpenedLogStore {
 
 interface PendingAppend {
   readonly bytes: Buffer
-  readonly count: number
+  readonly events: readonly LogEvent[]
   readonly resolve: () => void
   readonly reject: (error: unknown) => void
 }
@@ -83,10 +91,12 @@ export class JsonlLogStore {
   private failure: LogError | undefined
   private closed = false
   private closing: Promise<void> | undefined
+  private readonly onDurable: ((event: LogEvent) => void) | undefined
 
-  private constructor(path: string, handle: FileHandle, count: number, size: number) {
+  private constructor(path: string, handle: FileHandle, count: number, size: number, onDurable?: (event: LogEvent) => void) {
     this.path = path
     this.handle = handle
+    this.onDurable = onDurable
     this.reserved = count
     this.durable = count
     this.size = size
@@ -134,7 +144,7 @@ export class JsonlLogStore {
       }
       await handle.sync()
       await syncDirectory(dirname(path))
-      const store = new JsonlLogStore(path, handle, 0, size)
+      const store = new JsonlLogStore(path, handle, 0, size, opts.onDurable)
       return opts.header !== undefined ? { store, events: [], header: opts.header } : { store, events: [] }
     } catch (error) {
       await handle.close().catch(() => undefined)
@@ -174,7 +184,7 @@ export class JsonlLogStore {
       await syncDirectory(dirname(path))
       header = opts.header
     }
-    const result: OpenedLogStore = { store: new JsonlLogStore(path, handle, read.events.length, size), events: read.events }
+    const result: OpenedLogStore = { store: new JsonlLogStore(path, handle, read.events.length, size, opts.onDurable), events: read.events }
     if (header !== undefined) result.header = header
     if (read.tornTail !== undefined) result.tornTail = read.tornTail
     return result
@@ -213,7 +223,7 @@ export class JsonlLogStore {
     }
     this.reserved += events.length
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ bytes: Buffer.from(text), count: events.length, resolve, reject })
+      this.queue.push({ bytes: Buffer.from(text), events: [...events], resolve, reject })
       if (!this.flushing) {
         this.flushing = true
         this.drained = this.drain()
@@ -224,8 +234,14 @@ export class JsonlLogStore {
   /** Writes queued appends batch by batch (group commit) until the queue is empty. */
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
-      const batch = this.queue
-      this.queue = []
+      // With an `onDurable` hook, commit one append at a time so the hook sees every durable point.
+      let batch: PendingAppend[]
+      if (this.onDurable === undefined) {
+        batch = this.queue
+        this.queue = []
+      } else {
+        batch = this.queue.splice(0, 1)
+      }
       try {
         if (this.failure !== undefined) throw this.failure
         const bytes = batch.length === 1 ? (batch[0] as PendingAppend).bytes : Buffer.concat(batch.map((p) => p.bytes))
@@ -240,11 +256,24 @@ export class JsonlLogStore {
         continue
       }
       for (const pending of batch) {
-        this.durable += pending.count
+        this.durable += pending.events.length
+        if (this.onDurable !== undefined && !this.notifyDurable(pending)) continue
         pending.resolve()
       }
     }
     this.flushing = false
+  }
+
+  /** Runs the `onDurable` hook for each event of a durable append; a throwing hook fails the append and the store. */
+  private notifyDurable(pending: PendingAppend): boolean {
+    try {
+      for (const event of pending.events) this.onDurable?.(event)
+      return true
+    } catch (error) {
+      this.failure ??= ioError(error, this.path, 'the onDurable hook threw; the store refuses further appends')
+      pending.reject(error)
+      return false
+    }
   }
 
   /** Waits for pending appends, then closes the file. Idempotent; later appends reject. */

@@ -7,7 +7,7 @@
 import { InvariantError } from '../errors.ts'
 import { assembleAttempt, AssemblyError } from '../log/assembly.ts'
 import type { Dialect, EpochHeader, LogEvent, SessionEvent } from '../log/events.ts'
-import type { StreamChunk } from '../log/llm.ts'
+import type { StreamChunk, TokenUsage } from '../log/llm.ts'
 import { messageContent, SessionState } from '../log/session-state.ts'
 import { countImages, harnessReadOnlyPath, imageOffloadProjection, type ReadOnlyPathResolver } from '../offload/projection.ts'
 import { canonicalHeader, headersEqual } from '../request/header.ts'
@@ -38,10 +38,41 @@ export interface TokenMeterOptions {
   readOnlyPath?: ReadOnlyPathResolver
 }
 
-interface Anchor {
-  header: EpochHeader | undefined
-  surfaceTokens: number
-  baseline: Baseline
+/** A §2.5 anchor: the header it was measured under, the surface tokens it covers, its baseline. */
+export interface MeterAnchor {
+  readonly header: EpochHeader | undefined
+  readonly surfaceTokens: number
+  readonly baseline: Baseline
+}
+
+/**
+ * The §2.5 anchor set by an appended `assistant/message`. `surfaceTokens` is what the message's request covered
+ * (the step-start surface plus the provider-side or logged assistant price); the baseline is the provider usage
+ * when there is usage and a header and it is at least the estimate `envelopeTokens + surfaceTokens`, else that
+ * estimate. Pure: shared by core's `TokenMeter` and the checker's non-throwing reference meter.
+ */
+export function anchorOf(
+  header: EpochHeader | undefined, usage: TokenUsage | undefined, envelopeTokens: number, surfaceTokens: number,
+): MeterAnchor {
+  const estimated = envelopeTokens + surfaceTokens
+  if (usage !== undefined && header !== undefined) {
+    const providerTokens = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens
+    if (providerTokens >= estimated) return { header, surfaceTokens, baseline: { kind: 'usage', tokens: providerTokens, usage } }
+  }
+  return { header, surfaceTokens, baseline: { kind: 'estimated', tokens: estimated } }
+}
+
+/**
+ * §2.5 `measure` against an anchor: the anchor's baseline plus the surface change since it when its header
+ * equals `h`; else `none` for an empty prefix without a header; else the estimate `envelope(h) + surfaceTotal`.
+ * `envelope` is only called when it is needed. Pure.
+ */
+export function measureAgainst(
+  anchor: MeterAnchor | undefined, h: EpochHeader | undefined, surfaceTotal: number, envelope: (h: EpochHeader | undefined) => number,
+): { baseline: Baseline; delta: number } {
+  if (anchor !== undefined && sameHeader(anchor.header, h)) return { baseline: anchor.baseline, delta: surfaceTotal - anchor.surfaceTokens }
+  if (h === undefined && surfaceTotal === 0) return { baseline: { kind: 'none', tokens: 0 }, delta: 0 }
+  return { baseline: { kind: 'estimated', tokens: envelope(h) + surfaceTotal }, delta: 0 }
 }
 
 /** `envelopePrice(h)` (§2.2; rc.8 adds the header-carried system prompt, §14.1 "Metering"). */
@@ -65,7 +96,7 @@ export class TokenMeter {
   private readonly imageNodes = new Set<number>()
   private imagePriceNow: number | undefined
   private stepSurface = 0
-  private anchor: Anchor | undefined
+  private anchor: MeterAnchor | undefined
   private step: { turn: number; step: number } | null = null
   private failure: MeterReplayError | undefined
 
@@ -90,19 +121,7 @@ export class TokenMeter {
   measure(headerOverride?: EpochHeader): Measurement {
     this.catchUp()
     const h = headerOverride !== undefined ? canonicalHeader(headerOverride, this.dialect) : this.state.header?.header
-    let baseline: Baseline
-    let delta: number
-    const a = this.anchor
-    if (a !== undefined && sameHeader(a.header, h)) {
-      baseline = a.baseline
-      delta = this.surfaceTotal - a.surfaceTokens
-    } else if (h === undefined && this.surfaceTotal === 0) {
-      baseline = { kind: 'none', tokens: 0 }
-      delta = 0
-    } else {
-      baseline = { kind: 'estimated', tokens: envelopePrice(h, this.dialect) + this.surfaceTotal }
-      delta = 0
-    }
+    const { baseline, delta } = measureAgainst(this.anchor, h, this.surfaceTotal, (x) => envelopePrice(x, this.dialect))
     return new MeasurementSnapshot(this.processed, baseline, delta, this.surfaceTotal, this.prices.snapshot())
   }
 
@@ -184,18 +203,8 @@ export class TokenMeter {
   private anchorOn(e: SessionEvent<'assistant/message'>, eventTokens: number): void {
     const H = this.state.header?.header
     const usage = e.data.usage
-    let surfaceTokens: number
-    let baseline: Baseline
-    if (usage !== undefined && H !== undefined) {
-      surfaceTokens = this.stepSurface + this.providerAssistantTokens(e, eventTokens)
-      const providerTokens = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens
-      const estimated = envelopePrice(H, this.dialect) + surfaceTokens
-      baseline = providerTokens >= estimated ? { kind: 'usage', tokens: providerTokens, usage } : { kind: 'estimated', tokens: estimated }
-    } else {
-      surfaceTokens = this.stepSurface + eventTokens
-      baseline = { kind: 'estimated', tokens: envelopePrice(H, this.dialect) + surfaceTokens }
-    }
-    this.anchor = { header: H, surfaceTokens, baseline }
+    const assistantTokens = usage !== undefined && H !== undefined ? this.providerAssistantTokens(e, eventTokens) : eventTokens
+    this.anchor = anchorOf(H, usage, envelopePrice(H, this.dialect), this.stepSurface + assistantTokens)
   }
 
   private providerAssistantTokens(e: SessionEvent<'assistant/message'>, eventTokens: number): number {

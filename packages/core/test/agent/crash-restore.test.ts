@@ -21,7 +21,7 @@ const clock = (): number => RESTORE_TIME
 let produced: readonly LogEvent[] = []
 
 beforeAll(async () => {
-  produced = (await appendixBSession()).log.events
+  produced = (await appendixBSession()).events
 })
 
 /** The seq of the `nth` (0-based) event of `type` in the produced log. */

@@ -41,6 +41,6 @@ describe('§10.5 reconstruction theorem', () => {
   it('holds through pruning, an in-bracket offload and a summary replacement (Appendix B inputs)', async () => {
     const run = await appendixBSession()
     expect(run.captures).toHaveLength(6)
-    expect(reconstructionViolations(run.log.events, run.captures)).toEqual([])
+    expect(reconstructionViolations(run.events, run.captures)).toEqual([])
   })
 })

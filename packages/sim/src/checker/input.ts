@@ -13,7 +13,7 @@
  * `LogError` naming `file:line`, thrown to the caller. A torn final line is reported and dropped (§1.1).
  */
 import {
-  decodeLine, expandPackedRow, isHeaderRecord, isPackedChunkRow, isSurfaceType, LogError, readLogLines, validateEvent,
+  decodeLine, expandPackedRow, isHeaderRecord, isPackedChunkRow, isSurfaceType, LogError, readLogLineBatches, validateEvent,
   type Dialect, type LogEvent, type LogLine,
 } from '@compaction-sim/core'
 import type { FoldItem, InputProblem, InvariantId } from './types.ts'
@@ -48,9 +48,6 @@ const EXCERPT_UNITS_MAX = 160
 
 /** Upper bound on the violations one line can carry (a pathological event cannot flood the report). */
 const PROBLEMS_PER_LINE_MAX = 16
-
-/** Items are handed on in batches of this many (one async step per batch, not per line). */
-const BATCH_ITEMS = 512
 
 /**
  * Deepest JSON nesting the checker folds. Protocol events nest about ten levels (nested tool results, tool
@@ -123,27 +120,28 @@ class Sequencer {
 
 type DecodeOptions = { dialect: Dialect; knownTypes: ReadonlySet<string>; line: number; file: string; first: boolean }
 
+/** Where the input stage delivers items, in file order. */
+export interface ItemSink {
+  push(item: InputItem): void
+}
+
 /**
- * Streams the items of a log file in batches, in file order. Throws `LogError` (with `file` and `line`) for
- * input errors: IO, an empty line, a middle line that is not UTF-8 JSON, a malformed packed row or header
- * record (§1.1). Items decoded before the error are yielded first.
+ * Streams the items of a log file into `sink`, in file order: one async step per read chunk of core's reader
+ * (64 KiB, `readLogLineBatches`), and each line is handed on as soon as it is decoded, so at most one decoded
+ * event is in flight. (Reading 1 MiB chunks was measured slower: a chunk's lines and items live across
+ * scavenges and are promoted to the old generation, which then needs more full collections.) Throws
+ * `LogError` (with `file` and `line`) for input errors: IO, an empty line, a middle line that is not UTF-8
+ * JSON, a malformed packed row or header record (§1.1); items before the error have been delivered.
  */
-export async function* fileItems(path: string, options: InputOptions): AsyncGenerator<InputItem[]> {
+export async function fileItems(path: string, options: InputOptions, sink: ItemSink): Promise<void> {
   const sequencer = new Sequencer()
   const decodeOptions: DecodeOptions = { dialect: options.dialect, knownTypes: options.knownTypes, line: 0, file: path, first: true }
-  let batch: InputItem[] = []
-  try {
-    for await (const l of readLogLines(path)) {
+  for await (const lines of readLogLineBatches(path)) {
+    for (const l of lines) {
       decodeOptions.line = l.line
       decodeOptions.first = l.line === 1
-      decodeFileLine(l, decodeOptions, options, sequencer, batch)
-      if (batch.length >= BATCH_ITEMS) {
-        yield batch
-        batch = []
-      }
+      decodeFileLine(l, decodeOptions, options, sequencer, sink)
     }
-  } finally {
-    if (batch.length > 0) yield batch
   }
 }
 
@@ -158,7 +156,7 @@ function inputError(code: 'CORRUPT_LINE' | 'HEADER' | 'PACKED_ROW', reason: stri
 }
 
 /** Decodes one file line into `out`: nothing (header record), a dropped torn tail, or one item per event. */
-function decodeFileLine(l: LogLine, opts: DecodeOptions, options: InputOptions, sequencer: Sequencer, out: InputItem[]): void {
+function decodeFileLine(l: LogLine, opts: DecodeOptions, options: InputOptions, sequencer: Sequencer, out: ItemSink): void {
   const tornable = l.last && !l.terminated
   if (l.invalidUtf8 === true) {
     if (l.last) out.push(new TornTail({ line: l.line, reason: 'the line is not valid UTF-8' }))
@@ -190,7 +188,7 @@ function decodeFileLine(l: LogLine, opts: DecodeOptions, options: InputOptions, 
 }
 
 /** A line the codec refused: a dropped torn tail, an input error, or an event judged for its problems. */
-function rejectLine(error: LogError, l: LogLine, tornable: boolean, opts: DecodeOptions, options: InputOptions, sequencer: Sequencer, out: InputItem[]): void {
+function rejectLine(error: LogError, l: LogLine, tornable: boolean, opts: DecodeOptions, options: InputOptions, sequencer: Sequencer, out: ItemSink): void {
   const torn = new TornTail({ line: l.line, reason: error.reason })
   switch (error.code) {
     case 'INVALID_JSON':
@@ -212,16 +210,23 @@ function rejectLine(error: LogError, l: LogLine, tornable: boolean, opts: Decode
   }
 }
 
-/** True when `value` nests deeper than `NESTING_DEPTH_MAX` (iterative walk; a cycle counts as too deep). */
+/**
+ * True when `value` nests deeper than `NESTING_DEPTH_MAX`. Recursion is bounded by the limit itself (at most
+ * `NESTING_DEPTH_MAX` frames) and allocates nothing per value, unlike an explicit stack of pairs. In-memory
+ * values may be cyclic: a cycle recurses until the bound and counts as too deep.
+ */
 function tooDeep(value: unknown): boolean {
-  const stack: Array<[unknown, number]> = [[value, 0]]
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop() as [unknown, number]
-    if (typeof v !== 'object' || v === null) continue
-    if (depth >= NESTING_DEPTH_MAX) return true
-    if (Array.isArray(v)) for (const x of v) stack.push([x, depth + 1])
-    else for (const key in v) stack.push([(v as Record<string, unknown>)[key], depth + 1])
+  return deeperThan(value, NESTING_DEPTH_MAX)
+}
+
+function deeperThan(v: unknown, levelsLeft: number): boolean {
+  if (typeof v !== 'object' || v === null) return false
+  if (levelsLeft === 0) return true
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (deeperThan(v[i], levelsLeft - 1)) return true
+    return false
   }
+  for (const key in v) if (deeperThan((v as Record<string, unknown>)[key], levelsLeft - 1)) return true
   return false
 }
 

@@ -1,16 +1,18 @@
 /**
  * The checker's reference token meter (§2.3–§2.5), folded alongside the checker model. It reuses core's
  * pure pricing (`routePrice`, `fixedPrice`, `blockPrice`, `envelopePrice`, `assembleAttempt`, the offload
- * projection) but, unlike core's `TokenMeter`, it never throws: a prefix the §2.5 replay rules reject
- * (a step opened twice, a message outside its step, bad cited chunks) *taints* the anchor-based figure from
- * that seq on, so checks that need `totalTokens` report "not evaluated" instead of judging a wrong number.
- * Node prices (`P_route`, `P_fixed`) do not depend on anchors and stay exact. Memory: one price per live
- * surface node.
+ * projection) and core's §2.5 anchor and measure rules (`anchorOf`, `measureAgainst`), but it is not core's
+ * `TokenMeter`, for two reasons: that meter reads events by seq from the whole log (`source.events[seq]`,
+ * cited chunks included), which would hold every event in memory, while this one sees only the live surface
+ * and the open step's chunks (design §6); and it never throws: a prefix the §2.5 replay rules reject (a step
+ * opened twice, a message outside its step, bad cited chunks) *taints* the anchor-based figure from that seq
+ * on, so checks that need `totalTokens` report "not evaluated" instead of judging a wrong number. Node prices
+ * (`P_route`, `P_fixed`) do not depend on anchors and stay exact. Memory: one price per live surface node.
  */
 import {
-  assembleAttempt, blockPrice, countImages, envelopePrice, fixedPrice, harnessReadOnlyPath, headersEqual,
-  imageOffloadProjection, messageContent, ROLE_OVERHEAD, routePrice, deriveEventMessage,
-  type Baseline, type Dialect, type EpochHeader, type EventDataMap, type LogEvent, type Message, type ReadOnlyPathResolver,
+  anchorOf, assembleAttempt, blockPrice, countImages, envelopePrice, fixedPrice, harnessReadOnlyPath, imageOffloadProjection, measureAgainst,
+  messageContent, ROLE_OVERHEAD, routePrice, deriveEventMessage,
+  type Baseline, type Dialect, type EpochHeader, type EventDataMap, type LogEvent, type Message, type MeterAnchor, type ReadOnlyPathResolver,
   type SessionEvent, type StreamChunk,
 } from '@compaction-sim/core'
 
@@ -33,12 +35,6 @@ export interface MeterTaint {
   readonly reason: string
 }
 
-interface Anchor {
-  header: EpochHeader | undefined
-  surfaceTokens: number
-  baseline: Baseline
-}
-
 /** The §2 reference meter over the checker's live surface. Call the `on*` methods in seq order. */
 export class ReferenceMeter {
   private readonly prices = new Map<number, number>()
@@ -46,8 +42,10 @@ export class ReferenceMeter {
   private total = 0
   private imagePriceNow: number | undefined
   private stepSurface = 0
-  private anchor: Anchor | undefined
+  private anchor: MeterAnchor | undefined
   private taintNow: MeterTaint | null = null
+  /** `envelopePrice` of the last header priced (by identity: the model hands the same object until a new header). */
+  private envelopeOf: { header: EpochHeader | undefined; tokens: number } = { header: undefined, tokens: 0 }
 
   constructor(
     private readonly dialect: Dialect,
@@ -131,36 +129,23 @@ export class ReferenceMeter {
   onAssistantMessage(e: SessionEvent<'assistant/message'>, header: EpochHeader | undefined, cited: readonly StreamChunk[] | 'invalid' | undefined): void {
     const eventTokens = this.prices.get(e.seq) ?? 0
     const usage = e.data.usage
-    let surfaceTokens: number
-    let baseline: Baseline
-    if (usage !== undefined && header !== undefined) {
-      surfaceTokens = this.stepSurface + this.providerAssistantTokens(e.seq, eventTokens, cited)
-      const providerTokens = usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens
-      const estimated = envelopePrice(header, this.dialect) + surfaceTokens
-      baseline = providerTokens >= estimated ? { kind: 'usage', tokens: providerTokens, usage } : { kind: 'estimated', tokens: estimated }
-    } else {
-      surfaceTokens = this.stepSurface + eventTokens
-      baseline = { kind: 'estimated', tokens: envelopePrice(header, this.dialect) + surfaceTokens }
-    }
-    this.anchor = { header, surfaceTokens, baseline }
+    const assistantTokens = usage !== undefined && header !== undefined ? this.providerAssistantTokens(e.seq, eventTokens, cited) : eventTokens
+    this.anchor = anchorOf(header, usage, this.envelope(header), this.stepSurface + assistantTokens)
   }
 
   /** §2.5 `measure(session)` with the header in force `h`. */
   measure(h: EpochHeader | undefined): PressureReading {
-    const a = this.anchor
-    let baseline: Baseline
-    let delta: number
-    if (a !== undefined && sameHeader(a.header, h)) {
-      baseline = a.baseline
-      delta = this.total - a.surfaceTokens
-    } else if (h === undefined && this.total === 0) {
-      baseline = { kind: 'none', tokens: 0 }
-      delta = 0
-    } else {
-      baseline = { kind: 'estimated', tokens: envelopePrice(h, this.dialect) + this.total }
-      delta = 0
-    }
+    const { baseline, delta } = measureAgainst(this.anchor, h, this.total, (x) => this.envelope(x))
     return { totalTokens: Math.max(0, baseline.tokens + delta), surfaceTokens: this.total, baseline }
+  }
+
+  /** `envelopePrice(h)` (§2.2), recomputed only when the header object changes (it is priced on every anchor). */
+  private envelope(h: EpochHeader | undefined): number {
+    const cached = this.envelopeOf
+    if (cached.header === h) return cached.tokens
+    const tokens = envelopePrice(h, this.dialect)
+    this.envelopeOf = { header: h, tokens }
+    return tokens
   }
 
   private providerAssistantTokens(seq: number, eventTokens: number, cited: readonly StreamChunk[] | 'invalid' | undefined): number {
@@ -199,9 +184,4 @@ export class ReferenceMeter {
     this.prices.set(seq, tokens)
     this.total += tokens - old
   }
-}
-
-function sameHeader(a: EpochHeader | undefined, b: EpochHeader | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b
-  return headersEqual(a, b)
 }

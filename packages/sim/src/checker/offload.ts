@@ -11,7 +11,7 @@ import type { CheckerModel } from './model.ts'
 import { innerContent } from './pruning.ts'
 import { RequestCursor } from './requests.ts'
 import { at, blockText, sameSeqs, seqList } from './support.ts'
-import type { Applicability, InvariantCheck, RunContext } from './types.ts'
+import type { Applicability, InvariantCheck, InvariantId, Reporter, RunContext } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
 
@@ -23,50 +23,57 @@ function seedOnly(ctx: RunContext): Applicability {
     : { kind: 'not-applicable', reason: 'the rc.8 dialect has no image/offload and no compaction/summary-error (§14.1)' }
 }
 
-/** INV-36: targets are unique current user/tool nodes with in-range, ascending, not-yet-offloaded indexes. */
-const inv36: Check = {
-  id: 'INV-36',
-  family: 'offload',
-  statement: 'Offload target validity: at least one target; unique current user/message or tool/result nodes; indexes unique, ascending, within the node\'s image count, and not yet offloaded.',
-  applicability: seedOnly,
-  create: (_ctx, r) => ({
-    types: ['image/offload'],
-    before: (event, _item, m) => {
-      const e = event as SessionEvent<'image/offload'>
-      const targets = e.data.targets
-      if (targets.length === 0) {
-        r.violation(e.seq, 'an image/offload without targets')
-        return
-      }
-      const seen = new Set<number>()
-      let total = 0
-      for (const t of targets) {
-        if (seen.has(t.seq)) r.violation(e.seq, `node ${at(t.seq)} is targeted twice`)
-        seen.add(t.seq)
-        const node = m.event(t.seq)
-        if (m.position(t.seq) < 0 || node === undefined) {
-          r.violation(e.seq, `target ${at(t.seq)} is not a current surface node`)
-          continue
-        }
-        if (node.type !== 'user/message' && node.type !== 'tool/result') {
-          r.violation(e.seq, `target ${at(t.seq)} is a ${node.type}; only user/message and tool/result images are offloaded`)
-          continue
-        }
-        const images = countImages(messageContent(node))
-        const already = m.offloadedIndexes(t.seq)
-        let prev = -1
-        for (const i of t.imageIndexes) {
-          if (i <= prev) r.violation(e.seq, `imageIndexes of ${at(t.seq)} are not strictly ascending`)
-          prev = Math.max(prev, i)
-          if (i >= images) r.violation(e.seq, `image index ${i} of ${at(t.seq)} is out of range (${images} image(s))`)
-          else if (already.has(i)) r.violation(e.seq, `image ${i} of ${at(t.seq)} is already offloaded`)
-        }
-        total += t.imageIndexes.length
-      }
-      if (total === 0) r.violation(e.seq, 'an image/offload that names no image index')
-    },
-  }),
+/**
+ * A seed-only check that judges each `image/offload` before it is folded (INV-36 … INV-38 share this shape;
+ * `judge` sees the offload, the model with the surface the offload targets, and the check's reporter).
+ */
+function offloadCheck(
+  id: InvariantId, statement: string, judge: (e: SessionEvent<'image/offload'>, m: CheckerModel, r: Reporter) => void,
+): Check {
+  return {
+    id, family: 'offload', statement, applicability: seedOnly,
+    create: (_ctx, r) => ({ types: ['image/offload'], before: (event, _item, m) => judge(event as SessionEvent<'image/offload'>, m, r) }),
+  }
 }
+
+/** INV-36: targets are unique current user/tool nodes with in-range, ascending, not-yet-offloaded indexes. */
+const inv36 = offloadCheck(
+  'INV-36',
+  'Offload target validity: at least one target; unique current user/message or tool/result nodes; indexes unique, ascending, within the node\'s image count, and not yet offloaded.',
+  (e, m, r) => {
+    const targets = e.data.targets
+    if (targets.length === 0) {
+      r.violation(e.seq, 'an image/offload without targets')
+      return
+    }
+    const seen = new Set<number>()
+    let total = 0
+    for (const t of targets) {
+      if (seen.has(t.seq)) r.violation(e.seq, `node ${at(t.seq)} is targeted twice`)
+      seen.add(t.seq)
+      const node = m.event(t.seq)
+      if (m.position(t.seq) < 0 || node === undefined) {
+        r.violation(e.seq, `target ${at(t.seq)} is not a current surface node`)
+        continue
+      }
+      if (node.type !== 'user/message' && node.type !== 'tool/result') {
+        r.violation(e.seq, `target ${at(t.seq)} is a ${node.type}; only user/message and tool/result images are offloaded`)
+        continue
+      }
+      const images = countImages(messageContent(node))
+      const already = m.offloadedIndexes(t.seq)
+      let prev = -1
+      for (const i of t.imageIndexes) {
+        if (i <= prev) r.violation(e.seq, `imageIndexes of ${at(t.seq)} are not strictly ascending`)
+        prev = Math.max(prev, i)
+        if (i >= images) r.violation(e.seq, `image index ${i} of ${at(t.seq)} is out of range (${images} image(s))`)
+        else if (already.has(i)) r.violation(e.seq, `image ${i} of ${at(t.seq)} is already offloaded`)
+      }
+      total += t.imageIndexes.length
+    }
+    if (total === 0) r.violation(e.seq, 'an image/offload that names no image index')
+  },
+)
 
 /** The failure an offload answers (§6.6, §6.8), read off the line right before it; null when there is none. */
 type OffloadCause =
@@ -91,32 +98,32 @@ function causeOf(m: CheckerModel): OffloadCause | null {
   return null
 }
 
-/** INV-37: an offload immediately follows an IMAGE_OFFLOAD_REQUIRED failure with a valid count, in its step or bracket. */
-const inv37: Check = {
-  id: 'INV-37',
-  family: 'offload',
-  statement: 'Offload causality: every image/offload immediately follows an IMAGE_OFFLOAD_REQUIRED failed finish in the open step, or such a summary-error in the open bracket (targets inside its region), with a positive integer offloadImages.',
-  applicability: seedOnly,
-  create: (_ctx, r) => ({
-    types: ['image/offload'],
-    before: (event, _item, m) => {
-      const e = event as SessionEvent<'image/offload'>
-      const cause = causeOf(m)
-      if (cause === null || cause.failure.code !== IMAGE_OFFLOAD_REQUIRED) {
-        r.violation(e.seq, `image/offload does not follow an IMAGE_OFFLOAD_REQUIRED failure of the open step or bracket (the line before is ${m.prevItem?.type ?? 'nothing'})`)
-        return
-      }
-      if (offloadCountOf(cause.failure) === undefined) {
-        r.violation(e.seq, `the failure ${at(cause.seq)} has offloadImages ${JSON.stringify(cause.failure.offloadImages)}, not a positive integer: it is not handleable (§6.1)`)
-      }
-      if (cause.kind === 'summary') {
-        const region = new Set(cause.region)
-        const outside = e.data.targets.map((t) => t.seq).filter((s) => !region.has(s))
-        if (outside.length > 0) r.violation(e.seq, `targets ${seqList(outside)} lie outside the summary region ${seqList(cause.region)} of ${at(cause.seq)}`)
-      }
-    },
-  }),
+/** The IMAGE_OFFLOAD_REQUIRED failure an offload answers, or null (INV-37 reports an offload without one). */
+function offloadCause(m: CheckerModel): OffloadCause | null {
+  const cause = causeOf(m)
+  return cause !== null && cause.failure.code === IMAGE_OFFLOAD_REQUIRED ? cause : null
 }
+
+/** INV-37: an offload immediately follows an IMAGE_OFFLOAD_REQUIRED failure with a valid count, in its step or bracket. */
+const inv37 = offloadCheck(
+  'INV-37',
+  'Offload causality: every image/offload immediately follows an IMAGE_OFFLOAD_REQUIRED failed finish in the open step, or such a summary-error in the open bracket (targets inside its region), with a positive integer offloadImages.',
+  (e, m, r) => {
+    const cause = offloadCause(m)
+    if (cause === null) {
+      r.violation(e.seq, `image/offload does not follow an IMAGE_OFFLOAD_REQUIRED failure of the open step or bracket (the line before is ${m.prevItem?.type ?? 'nothing'})`)
+      return
+    }
+    if (offloadCountOf(cause.failure) === undefined) {
+      r.violation(e.seq, `the failure ${at(cause.seq)} has offloadImages ${JSON.stringify(cause.failure.offloadImages)}, not a positive integer: it is not handleable (§6.1)`)
+    }
+    if (cause.kind === 'summary') {
+      const region = new Set(cause.region)
+      const outside = e.data.targets.map((t) => t.seq).filter((s) => !region.has(s))
+      if (outside.length > 0) r.violation(e.seq, `targets ${seqList(outside)} lie outside the summary region ${seqList(cause.region)} of ${at(cause.seq)}`)
+    }
+  },
+)
 
 /** §6.3 selection: the first `count` not-yet-offloaded occurrences of `nodes` (user/tool only), depth-first. */
 function expectedTargets(nodes: readonly number[], count: number, m: CheckerModel): OffloadTarget[] {
@@ -147,29 +154,23 @@ function renderTargets(targets: readonly OffloadTarget[]): string {
 }
 
 /** INV-38: the selected occurrences are the oldest not-yet-offloaded ones of the failed request, at most offloadImages. */
-const inv38: Check = {
-  id: 'INV-38',
-  family: 'offload',
-  statement: 'Offload selection is oldest-first and bounded: exactly the first min(offloadImages, eligible) not-yet-offloaded occurrences of the failed request\'s eligible nodes, in message order, images depth-first.',
-  applicability: seedOnly,
-  create: (_ctx, r) => ({
-    types: ['image/offload'],
-    before: (event, _item, m) => {
-      const e = event as SessionEvent<'image/offload'>
-      const cause = causeOf(m)
-      if (cause === null || cause.failure.code !== IMAGE_OFFLOAD_REQUIRED) return // INV-37
-      const count = offloadCountOf(cause.failure)
-      if (count === undefined) return // INV-37
-      // Conversation: only chunks were appended since the dispatch, so the request's nodes are the surface now (§6.3).
-      const nodes = cause.kind === 'conversation' ? m.nodes : cause.region
-      const expected = expectedTargets(nodes, count, m)
-      const actual = e.data.targets.map((t) => ({ seq: t.seq, imageIndexes: t.imageIndexes }))
-      if (!jsonEqual(actual, expected)) {
-        r.violation(e.seq, `offloads ${renderTargets(actual)}; the ${count} oldest eligible occurrence(s) of the failed ${cause.kind} request (${at(cause.seq)}) are ${renderTargets(expected)}`)
-      }
-    },
-  }),
-}
+const inv38 = offloadCheck(
+  'INV-38',
+  'Offload selection is oldest-first and bounded: exactly the first min(offloadImages, eligible) not-yet-offloaded occurrences of the failed request\'s eligible nodes, in message order, images depth-first.',
+  (e, m, r) => {
+    const cause = offloadCause(m)
+    if (cause === null) return // INV-37
+    const count = offloadCountOf(cause.failure)
+    if (count === undefined) return // INV-37
+    // Conversation: only chunks were appended since the dispatch, so the request's nodes are the surface now (§6.3).
+    const nodes = cause.kind === 'conversation' ? m.nodes : cause.region
+    const expected = expectedTargets(nodes, count, m)
+    const actual = e.data.targets.map((t) => ({ seq: t.seq, imageIndexes: t.imageIndexes }))
+    if (!jsonEqual(actual, expected)) {
+      r.violation(e.seq, `offloads ${renderTargets(actual)}; the ${count} oldest eligible occurrence(s) of the failed ${cause.kind} request (${at(cause.seq)}) are ${renderTargets(expected)}`)
+    }
+  },
+)
 
 /** INV-39: offloaded occurrences never come back: not in a later prune replacement, not in a later captured request. */
 const inv39: Check = {
@@ -183,61 +184,61 @@ const inv39: Check = {
     const cursor = ctx.requests === null ? null : new RequestCursor(ctx.requests)
     let anyOffload = false
     return {
-      types: ['image/offload', 'tool/result'],
-      input: (item) => {
-        if (cursor === null) return
-        const due = cursor.upTo(item.seq)
-        if (offloadedByMessage.size === 0) return
-        for (const req of due) {
-          for (const message of req.messages) {
-            const gone = offloadedByMessage.get(message.id)
-            if (gone === undefined) continue
-            const images = imageOccurrences(message.content)
-            const back = images.filter((b) => gone.has(b.attachment.attachmentId))
-            if (back.length > 0) r.violation(item.seq, `captured request ${req.index} (dispatched at revision ${req.logRevisionAtDispatch}) shows offloaded image ${back[0]?.attachment.attachmentId ?? '?'} of message ${message.id} again`)
+    types: ['image/offload', 'tool/result'],
+    input: (item) => {
+      if (cursor === null) return
+      const due = cursor.upTo(item.seq)
+      if (offloadedByMessage.size === 0) return
+      for (const req of due) {
+        for (const message of req.messages) {
+          const gone = offloadedByMessage.get(message.id)
+          if (gone === undefined) continue
+          const images = imageOccurrences(message.content)
+          const back = images.filter((b) => gone.has(b.attachment.attachmentId))
+          if (back.length > 0) r.violation(item.seq, `captured request ${req.index} (dispatched at revision ${req.logRevisionAtDispatch}) shows offloaded image ${back[0]?.attachment.attachmentId ?? '?'} of message ${message.id} again`)
+        }
+      }
+    },
+    before: (event, _item, m) => {
+      if (event.type === 'image/offload') {
+        anyOffload = true
+        for (const t of (event as SessionEvent<'image/offload'>).data.targets) {
+          const node = m.event(t.seq)
+          if (node === undefined) continue
+          const images = imageOccurrences(messageContent(node))
+          const id = (node.data as { id?: unknown; message?: { id?: unknown } })
+          const messageId = node.type === 'tool/result' ? id.message?.id : id.id
+          if (typeof messageId !== 'string') continue
+          let set = offloadedByMessage.get(messageId)
+          if (set === undefined) offloadedByMessage.set(messageId, set = new Set())
+          for (const i of t.imageIndexes) {
+            const image = images[i]
+            if (image !== undefined) set.add(image.attachment.attachmentId)
           }
         }
-      },
-      before: (event, _item, m) => {
-        if (event.type === 'image/offload') {
-          anyOffload = true
-          for (const t of (event as SessionEvent<'image/offload'>).data.targets) {
-            const node = m.event(t.seq)
-            if (node === undefined) continue
-            const images = imageOccurrences(messageContent(node))
-            const id = (node.data as { id?: unknown; message?: { id?: unknown } })
-            const messageId = node.type === 'tool/result' ? id.message?.id : id.id
-            if (typeof messageId !== 'string') continue
-            let set = offloadedByMessage.get(messageId)
-            if (set === undefined) offloadedByMessage.set(messageId, set = new Set())
-            for (const i of t.imageIndexes) {
-              const image = images[i]
-              if (image !== undefined) set.add(image.attachment.attachmentId)
-            }
-          }
-          return
-        }
-        const op = 'surfaceOp' in event ? event.surfaceOp : undefined
-        if (typeof op !== 'object' || op.start !== op.end) return
-        const marks = m.offloadedIndexes(op.start)
-        const original = m.event(op.start)
-        if (marks.size === 0 || original === undefined) return
-        const occurrences = imageOccurrences(messageContent(original))
-        const replacement = innerContent((event as SessionEvent<'tool/result'>).data.message) ?? []
-        const texts = new Set(replacement.map((b) => blockText(b)).filter((t): t is string => t !== undefined && isOffloadPlaceholder(t)))
-        for (const i of marks) {
-          const ref = occurrences[i]?.attachment
-          if (ref === undefined) continue
-          const placeholder = offloadPlaceholder(ref, harnessReadOnlyPath(ref))
-          if (!texts.has(placeholder)) r.violation(event.seq, `the prune replacement of ${at(op.start)} lost the placeholder of offloaded image ${i} (${ref.name ?? ref.attachmentId})`)
-        }
-        const keptImages = countImages(replacement)
-        const liveImages = occurrences.length - marks.size
-        if (keptImages > liveImages) r.violation(event.seq, `the prune replacement of ${at(op.start)} carries ${keptImages} image(s); only ${liveImages} of the node's images are not offloaded`)
-      },
-      end: () => {
-        if (cursor === null && anyOffload) r.skip(-1, 'no request capture: the request half of INV-39 is not evaluated')
-      },
+        return
+      }
+      const op = 'surfaceOp' in event ? event.surfaceOp : undefined
+      if (typeof op !== 'object' || op.start !== op.end) return
+      const marks = m.offloadedIndexes(op.start)
+      const original = m.event(op.start)
+      if (marks.size === 0 || original === undefined) return
+      const occurrences = imageOccurrences(messageContent(original))
+      const replacement = innerContent((event as SessionEvent<'tool/result'>).data.message) ?? []
+      const texts = new Set(replacement.map((b) => blockText(b)).filter((t): t is string => t !== undefined && isOffloadPlaceholder(t)))
+      for (const i of marks) {
+        const ref = occurrences[i]?.attachment
+        if (ref === undefined) continue
+        const placeholder = offloadPlaceholder(ref, harnessReadOnlyPath(ref))
+        if (!texts.has(placeholder)) r.violation(event.seq, `the prune replacement of ${at(op.start)} lost the placeholder of offloaded image ${i} (${ref.name ?? ref.attachmentId})`)
+      }
+      const keptImages = countImages(replacement)
+      const liveImages = occurrences.length - marks.size
+      if (keptImages > liveImages) r.violation(event.seq, `the prune replacement of ${at(op.start)} carries ${keptImages} image(s); only ${liveImages} of the node's images are not offloaded`)
+    },
+    end: () => {
+      if (cursor === null && anyOffload) r.skip(-1, 'no request capture: the request half of INV-39 is not evaluated')
+    },
     }
   },
 }

@@ -200,13 +200,18 @@ const inv30: Check = {
   statement: 'No compaction records on the surface, no duplicate history: no compaction/* or image/offload node; the raw summary text appears on the surface only inside its checkpoint.',
   create: (_ctx, r) => {
     const summaries = new Map<string, number>()
+    /** Lengths of the remembered texts: a text of another length cannot match, so it is not hashed (the common case). */
+    const lengths = new Set<number>()
     return {
       types: ['compaction/summary', 'system/message', 'user/message', 'assistant/message', 'tool/result'],
       before: (event, _item, m) => {
         if (event.type === 'compaction/summary') {
           for (const b of (event as SessionEvent<'compaction/summary'>).data.summary) {
             const text = blockText(b)
-            if (text !== undefined && hasNonWhitespace(text)) summaries.set(textKey(text), event.seq)
+            if (text !== undefined && hasNonWhitespace(text)) {
+              summaries.set(textKey(text), event.seq)
+              lengths.add(text.length)
+            }
           }
           return
         }
@@ -215,7 +220,7 @@ const inv30: Check = {
         if (message === null) return
         for (const b of message.content) {
           const text = blockText(b)
-          if (text === undefined || b.type !== 'text') continue
+          if (text === undefined || b.type !== 'text' || !lengths.has(text.length)) continue
           const from = summaries.get(textKey(text))
           if (from !== undefined) r.violation(event.seq, `the raw summary text of ${at(from)} appears on the surface outside its checkpoint (a second copy of history)`)
         }

@@ -100,7 +100,7 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   }
   try {
     if (path !== null) {
-      for await (const batch of fileItems(path, { dialect, knownTypes, file: path })) for (const x of batch) take(x)
+      await fileItems(path, { dialect, knownTypes, file: path }, { push: take })
     } else {
       for (const x of eventItems(source as Iterable<unknown>, { dialect, knownTypes })) take(x)
     }

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import yargs from 'yargs'
 import { checkCommand } from './commands/check.ts'
 import { inspectCommand } from './commands/inspect.ts'
+import { runCommand } from './commands/run.ts'
 import { classifyError, ExitCode, UsageError } from './exit-codes.ts'
 import { createOutput, processIo, resolveColorLevel, type CliIo, type CliOutput } from './output.ts'
 
@@ -45,6 +46,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       .option('debug', { type: 'boolean', global: true, describe: 'Stack traces for internal errors' })
       .command(inspectCommand(ctx))
       .command(checkCommand(ctx))
+      .command(runCommand(ctx))
       .command('$0', false, () => undefined, () => {
         throw new UsageError('a command is required')
       })

@@ -89,6 +89,8 @@ export interface ScenarioReport {
   skipReason?: string
   /** What stopped an `error` scenario: `file:line:column` or the internal error's message. */
   error?: string
+  /** Whose fault an `error` is: `input` (a bad scenario, exit 2) or `internal` (a bug of sim, exit 3). */
+  errorKind?: 'input' | 'internal'
   artifacts?: ScenarioArtifacts
   counts?: ScenarioCounts
   outcomes?: ReportedOutcome[]
@@ -100,6 +102,8 @@ export interface ScenarioReport {
   violations: ReportedViolation[]
   expectations: ExpectationResult[]
   faults: ReportedFault[]
+  /** Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none. */
+  warnings?: string[]
   /** One shell command that reproduces this scenario's run exactly. */
   replay: string
   /** Wall-clock duration, present only with `--timings`. */

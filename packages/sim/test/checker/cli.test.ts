@@ -147,5 +147,7 @@ describe('sim check', () => {
     expect(run.exitCode).toBe(0)
     for (const flag of ['--dialect', '--manifest', '--requests', '--known-type', '--json']) expect(run.stdout).toContain(flag)
     expect(run.stdout).toContain('dsh-0.1.0-rc.8')
+    expect(run.stdout).toContain('sim check <logs..>')
+    expect(run.stdout.replace(/\s+/g, ' ')).toMatch(/policySource: manifest \| defaults\). Exit codes: 0 no violation, 1 any violation, 2 an unreadable log/)
   })
 })

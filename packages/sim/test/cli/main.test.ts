@@ -32,6 +32,7 @@ describe('sim root', () => {
       Commands:
         sim inspect <log>   Print the folded state at the end of a session log
         sim check <logs..>  Check logs against every invariant INV-01 … INV-47
+        sim run <files..>   Run scenarios against a mocked provider and check them
 
       Options:
             --color    Colour output; --no-color disables it                 [boolean]

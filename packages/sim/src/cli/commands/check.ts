@@ -52,6 +52,10 @@ export function checkCommand(ctx: CommandContext): CommandModule<object, CheckAr
       })
       .option('json', { type: 'boolean', default: false, describe: 'Print exactly one JSON document: {"files":[…]}' })
       .example('$0 check session.jsonl', 'Check one log; violations grouped by invariant')
+      .epilog(
+        'The output names where policy and pruner facts came from (policySource: manifest | defaults). Exit codes: 0 no violation, '
+        + '1 any violation, 2 an unreadable log, manifest or capture (file:line and reason on stderr), 3 an internal error of sim.',
+      )
       .example('$0 check --dialect dsh-0.1.0-rc.8 recorded/*.jsonl --json', 'Check logs of the released engine as one JSON document') as Argv<CheckArgs>,
     handler: async (args) => {
       const out = ctx.out

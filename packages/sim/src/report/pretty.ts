@@ -1,0 +1,102 @@
+/**
+ * Human output of a run for stdout (design §5), a pure function of the `RunReport`. Two layouts:
+ * - `ci` (also what the caller picks when stdout is not a TTY): a header with the seed, then exactly one
+ *   line per scenario (status, file, name, subject and seed, key counts, first problem), the `Replay:`
+ *   lines of the failed and errored scenarios, and one summary line — greppable, no indentation;
+ * - terminal: the same scenario lines, each failed/errored one followed by its failed expectations and
+ *   violations (indented) and its `Replay:` line, then a blank line and the summary.
+ * Untrusted text is flattened to one line with control characters made visible, so colour off means no
+ * escape sequence at all.
+ */
+import { Chalk, type ChalkInstance } from 'chalk'
+import { assertNever } from '@compaction-sim/core'
+import {
+  describeExpectation, describeViolation, failedExpectations, formatPressure, headline, isProblem, oneLine, runSeed, summaryText, truncate,
+} from './text.ts'
+import type { RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
+
+/** How `renderPretty` lays out and colours its output; the caller decides both (see `resolveColorLevel`). */
+export interface PrettyOptions {
+  /** ANSI colours (chalk level 1) or none (level 0). */
+  color: boolean
+  /** One line per scenario (CI, or stdout is not a TTY). */
+  ci: boolean
+}
+
+/** Longest "why" text on a CI scenario line, in characters (the full text is in report.json and report.md). */
+export const PRETTY_HEADLINE_CHARS_MAX = 240
+
+/** The run as text for stdout, ending in a newline. Deterministic: equal reports and options give equal bytes. */
+export function renderPretty(report: RunReport, options: PrettyOptions): string {
+  const chalk = new Chalk({ level: options.color ? 1 : 0 })
+  const lines: string[] = [header(report, chalk)]
+  const replays: string[] = []
+  for (const scenario of report.scenarios) {
+    lines.push(scenarioLine(scenario, chalk, options.ci))
+    if (!isProblem(scenario.status)) continue
+    // Plain prefix even in colour, so `grep '^Replay: '` finds it.
+    const replay = `Replay: ${chalk.cyan(oneLine(scenario.replay))}`
+    if (options.ci) {
+      replays.push(replay)
+      continue
+    }
+    lines.push(...details(scenario, chalk), replay)
+  }
+  lines.push(...replays)
+  if (!options.ci) lines.push('')
+  lines.push(summaryLine(report, chalk))
+  return `${lines.join('\n')}\n`
+}
+
+function header(report: RunReport, chalk: ChalkInstance): string {
+  return chalk.dim(`${report.tool.name} ${oneLine(report.tool.version)} · run ${oneLine(report.runId)} · seed ${runSeed(report)}`)
+}
+
+function statusLabel(status: ScenarioStatus, chalk: ChalkInstance): string {
+  switch (status) {
+    case 'passed': return chalk.green('PASS ')
+    case 'failed': return chalk.red.bold('FAIL ')
+    case 'skipped': return chalk.yellow('SKIP ')
+    case 'error': return chalk.magenta.bold('ERROR')
+    default: return assertNever(status, 'scenario status')
+  }
+}
+
+function scenarioLine(scenario: ScenarioReport, chalk: ChalkInstance, ci: boolean): string {
+  const parts = [
+    statusLabel(scenario.status, chalk),
+    oneLine(scenario.file),
+    chalk.bold(oneLine(scenario.name)),
+    chalk.dim(`[${oneLine(scenario.subject)} seed=${scenario.seed}]`),
+  ]
+  const counts = scenario.counts
+  if (counts !== undefined) {
+    parts.push(chalk.dim(`brackets=${counts.brackets} prunes=${counts.prunes} offloads=${counts.offloads} retries=${counts.retries}`))
+  }
+  if (scenario.finalPressure !== undefined) parts.push(chalk.dim(`pressure=${formatPressure(scenario.finalPressure)}`))
+  if (scenario.violations.length > 0) parts.push(chalk.red(`violations=${scenario.violations.length}`))
+  const why = oneLine(headline(scenario))
+  // In a terminal the details follow on their own lines; a skip reason has no other place to go.
+  if (why !== '' && (ci || scenario.status === 'skipped')) {
+    const text = truncate(why, PRETTY_HEADLINE_CHARS_MAX)
+    parts.push(`— ${scenario.status === 'skipped' ? chalk.yellow(text) : chalk.red(text)}`)
+  }
+  return parts.join(' ')
+}
+
+function details(scenario: ScenarioReport, chalk: ChalkInstance): string[] {
+  const lines: string[] = []
+  if (scenario.status === 'error') {
+    const label = scenario.errorKind === undefined ? 'error' : `${scenario.errorKind} error`
+    lines.push(`  ${chalk.magenta(label)} ${oneLine(scenario.error ?? 'the scenario could not run')}`)
+  }
+  for (const expectation of failedExpectations(scenario)) lines.push(`  ${chalk.red('✗')} ${oneLine(describeExpectation(expectation))}`)
+  for (const violation of scenario.violations) lines.push(`  ${chalk.red('✗')} ${oneLine(describeViolation(violation))}`)
+  return lines
+}
+
+function summaryLine(report: RunReport, chalk: ChalkInstance): string {
+  const { failed, error } = report.summary
+  const text = `Summary: ${summaryText(report)}`
+  return failed + error > 0 ? chalk.red.bold(text) : chalk.green.bold(text)
+}

@@ -1,0 +1,116 @@
+/**
+ * Text helpers shared by the report renderers: the one-line "why" of a scenario, pressure and count
+ * formatting, and making untrusted strings (scenario names, checker messages, error text) safe to print
+ * on one line. Pure and deterministic: no locale, no clock.
+ */
+import { assertNever } from '@compaction-sim/core'
+import type { ExpectationResult, FinalPressure, ReportedViolation, RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
+
+/** `\u001b`-style visible text for one UTF-16 code unit (lower-case hex, 4 digits). */
+export function visibleEscape(char: string): string {
+  return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`
+}
+
+/** Whether a UTF-16 code unit is a C0 control, DEL or in the C1 block. */
+export function isControl(code: number): boolean {
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f)
+}
+
+/**
+ * `text` with every code unit for which `isForbidden(code, index)` holds replaced by its visible escape.
+ * Works on code units (not code points) so callers can reject lone surrogates.
+ */
+export function escapeCodeUnits(text: string, isForbidden: (code: number, index: number) => boolean): string {
+  let out = ''
+  let from = 0
+  for (let index = 0; index < text.length; index += 1) {
+    if (!isForbidden(text.charCodeAt(index), index)) continue
+    out += text.slice(from, index) + visibleEscape(text.charAt(index))
+    from = index + 1
+  }
+  return from === 0 ? text : out + text.slice(from)
+}
+
+/**
+ * One line of plain text: runs of whitespace that include a line break become one space, other control
+ * characters (ESC included, so no ANSI sequence survives) become visible `\uXXXX` escapes, and the ends
+ * are trimmed.
+ */
+export function oneLine(text: string): string {
+  const flat = text.replace(/\s*[\r\n\u0085\u2028\u2029]+\s*/g, ' ').replace(/\t/g, ' ')
+  return escapeCodeUnits(flat, isControl).trim()
+}
+
+/** `text` cut to at most `charsMax` characters (an ellipsis marks the cut). */
+export function truncate(text: string, charsMax: number): string {
+  const chars = [...text]
+  return chars.length <= charsMax ? text : `${chars.slice(0, Math.max(0, charsMax - 1)).join('')}…`
+}
+
+/** `counts.brackets: expected 1, got 0` */
+export function describeExpectation(expectation: ExpectationResult): string {
+  return `${expectation.name}: expected ${expectation.expected}, got ${expectation.actual}`
+}
+
+/** `INV-12 @seq 40: message` */
+export function describeViolation(violation: ReportedViolation): string {
+  return `${violation.id} @seq ${violation.seq}: ${violation.message}`
+}
+
+/** The failed expectations of a scenario, in report order. */
+export function failedExpectations(scenario: ScenarioReport): ExpectationResult[] {
+  return scenario.expectations.filter((e) => !e.passed)
+}
+
+/**
+ * Every problem of a scenario as one-line-able text, most specific first: the error (status `error`),
+ * then failed expectations, then violations. A skipped scenario's reason is not a problem.
+ */
+export function problemsOf(scenario: ScenarioReport): string[] {
+  const problems: string[] = []
+  if (scenario.status === 'error') problems.push(scenario.error ?? 'the scenario could not run')
+  for (const expectation of failedExpectations(scenario)) problems.push(describeExpectation(expectation))
+  for (const violation of scenario.violations) problems.push(describeViolation(violation))
+  if (problems.length === 0 && scenario.status === 'failed') problems.push('failed')
+  return problems
+}
+
+/** The short "why" shown next to a scenario: its first problem (or skip reason), `(+n more)` when there are more; '' when passed. */
+export function headline(scenario: ScenarioReport): string {
+  if (scenario.status === 'skipped') return scenario.skipReason ?? 'skipped'
+  const problems = problemsOf(scenario)
+  const first = problems[0]
+  if (first === undefined) return ''
+  return problems.length > 1 ? `${first} (+${problems.length - 1} more)` : first
+}
+
+/** `41.2% (4120/10000 tokens)`, or `4120 tokens` when the route reports no window. */
+export function formatPressure(pressure: FinalPressure): string {
+  if (pressure.ratio === null || pressure.contextWindow === null) return `${pressure.tokens} tokens`
+  return `${(pressure.ratio * 100).toFixed(1)}% (${pressure.tokens}/${pressure.contextWindow} tokens)`
+}
+
+/** Milliseconds as seconds with 3 decimals (`1.234`), the unit JUnit's `time` uses. */
+export function seconds(ms: number): string {
+  return (ms / 1000).toFixed(3)
+}
+
+/** The run's seed for humans: the override, or `per scenario`. */
+export function runSeed(report: RunReport): string {
+  return report.seed === null ? 'per scenario' : String(report.seed)
+}
+
+/** Whether the scenario needs attention (its replay command is shown). */
+export function isProblem(status: ScenarioStatus): boolean {
+  switch (status) {
+    case 'failed': case 'error': return true
+    case 'passed': case 'skipped': return false
+    default: return assertNever(status, 'scenario status')
+  }
+}
+
+/** `4 scenarios: 1 passed, 1 failed, 1 skipped, 1 error` */
+export function summaryText(report: RunReport): string {
+  const { total, passed, failed, skipped, error } = report.summary
+  return `${total} ${total === 1 ? 'scenario' : 'scenarios'}: ${passed} passed, ${failed} failed, ${skipped} skipped, ${error} error`
+}

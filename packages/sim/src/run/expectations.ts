@@ -1,0 +1,149 @@
+/**
+ * Evaluates a scenario's `expect` block (design §2) against the finished session: invariants (every §12
+ * id, or a list), turn outcomes, counts (`CountBound`s), final pressure bounds, an ordered event pattern
+ * (a subsequence; `data` matches partially and deeply) and the final surface size. Pure: it reads the
+ * final log and the computed figures, never the files.
+ */
+import { jsonEqual, type JsonValue, type LogEvent, type SessionEvent } from '@compaction-sim/core'
+import type { Violation } from '../checker/types.ts'
+import type { ExpectationResult, FinalPressure, ReportedOutcome, ScenarioCounts } from '../report/types.ts'
+import type { CountRange, ResolvedEventPattern, ResolvedExpect } from '../scenario/resolve.ts'
+import { COUNT_NAMES } from '../scenario/types.ts'
+
+/** Counts of a finished log (`requests` and `crashes` come from the run). */
+export function countsOf(events: readonly LogEvent[], requests: number, crashes: number): ScenarioCounts {
+  const count = (p: (e: SessionEvent) => boolean): number => events.reduce((n, e) => n + (p(e as SessionEvent) ? 1 : 0), 0)
+  return {
+    events: events.length,
+    turns: count((e) => e.type === 'turn/start'),
+    requests,
+    brackets: count((e) => e.type === 'compaction/start'),
+    failedBrackets: count((e) => e.type === 'compaction/end' && e.data.error !== undefined),
+    prunes: count((e) => e.type === 'compaction/prune'),
+    offloads: count((e) => e.type === 'image/offload'),
+    retries: count((e) => e.type === 'llm/retry'),
+    summaryErrors: count((e) => e.type === 'compaction/summary-error'),
+    checkpoints: count((e) => e.type === 'user/message' && e.surfaceOp !== undefined && e.surfaceOp !== 'append'),
+    crashes,
+  }
+}
+
+/** How every turn of the log ended (`turn/end` reasons, repair closers included). */
+export function outcomesOf(events: readonly LogEvent[]): ReportedOutcome[] {
+  return events.flatMap((raw) => {
+    const e = raw as SessionEvent
+    if (e.type !== 'turn/end') return []
+    const reason = e.data.reason
+    const turn = e.data.turn
+    return [reason.kind === 'error' ? { turn, kind: reason.kind, code: reason.error.code } : { turn, kind: reason.kind }]
+  })
+}
+
+/** Everything `evaluateExpectations` judges. */
+export interface ExpectationInputs {
+  expect: ResolvedExpect
+  events: readonly LogEvent[]
+  violations: readonly Violation[]
+  outcomes: readonly ReportedOutcome[]
+  counts: ScenarioCounts
+  finalPressure: FinalPressure
+  finalSurfaceNodes: number
+}
+
+/** One result per expectation item, in the order of the `expect` block. */
+export function evaluateExpectations(inputs: ExpectationInputs): ExpectationResult[] {
+  const { expect } = inputs
+  const results: ExpectationResult[] = []
+  const chosen: readonly string[] | 'all' = expect.invariants
+  const selected = chosen === 'all' ? inputs.violations : inputs.violations.filter((v) => chosen.includes(v.id))
+  const ids = [...new Set(selected.map((v) => v.id))].sort()
+  results.push({
+    name: 'invariants',
+    passed: selected.length === 0,
+    expected: expect.invariants === 'all' ? 'no violation of any invariant' : `no violation of ${expect.invariants.join(', ')}`,
+    actual: selected.length === 0 ? 'none' : `${selected.length} violation(s): ${ids.join(', ')}`,
+  })
+  expect.outcome?.forEach((want, i) => {
+    const got = inputs.outcomes[i]
+    const wanted = want.code === null ? want.kind : `${want.kind} (${want.code})`
+    const actual = got === undefined ? 'no such turn' : got.code === undefined ? got.kind : `${got.kind} (${got.code})`
+    const passed = got !== undefined && got.kind === want.kind && (want.code === null || got.code === want.code)
+    results.push({ name: `outcome[${i}]`, passed, expected: wanted, actual })
+  })
+  for (const name of COUNT_NAMES) {
+    const range = expect.counts[name]
+    if (range === null) continue
+    const actual = inputs.counts[name]
+    results.push({ name: `counts.${name}`, passed: inRange(actual, range), expected: rangeText(range), actual: String(actual) })
+  }
+  const fp = expect.finalPressure
+  if (fp !== null) {
+    const { ratio, tokens } = inputs.finalPressure
+    const ratioText = ratio === null ? 'no ratio (no context window)' : ratio.toFixed(4)
+    const bound = (name: string, passed: boolean, expected: string, actual: string): void => {
+      results.push({ name: `finalPressure.${name}`, passed, expected, actual })
+    }
+    if (fp.ratioMin !== null) bound('ratioMin', ratio !== null && ratio >= fp.ratioMin, `≥ ${fp.ratioMin}`, ratioText)
+    if (fp.ratioMax !== null) bound('ratioMax', ratio !== null && ratio <= fp.ratioMax, `≤ ${fp.ratioMax}`, ratioText)
+    if (fp.tokensMin !== null) bound('tokensMin', tokens >= fp.tokensMin, `≥ ${fp.tokensMin}`, String(tokens))
+    if (fp.tokensMax !== null) bound('tokensMax', tokens <= fp.tokensMax, `≤ ${fp.tokensMax}`, String(tokens))
+  }
+  results.push(...matchEvents(expect.events, inputs.events))
+  if (expect.finalSurfaceNodes !== null) {
+    const n = inputs.finalSurfaceNodes
+    const range = expect.finalSurfaceNodes
+    results.push({ name: 'finalSurfaceNodes', passed: inRange(n, range), expected: rangeText(range), actual: String(n) })
+  }
+  return results
+}
+
+function inRange(n: number, range: CountRange): boolean {
+  return n >= range.min && (range.max === null || n <= range.max)
+}
+
+function rangeText(range: CountRange): string {
+  if (range.max === range.min) return String(range.min)
+  return range.max === null ? `≥ ${range.min}` : `${range.min}…${range.max}`
+}
+
+/**
+ * The event patterns as an ordered subsequence: each pattern matches the first event at or after the
+ * previous match. One result per pattern; after the first miss the rest are reported as not reached.
+ */
+export function matchEvents(patterns: readonly ResolvedEventPattern[], events: readonly LogEvent[]): ExpectationResult[] {
+  const results: ExpectationResult[] = []
+  let from = 0
+  let missed = false
+  patterns.forEach((pattern, i) => {
+    const expected = pattern.data === null ? pattern.type : `${pattern.type} ${JSON.stringify(pattern.data)}`
+    if (missed) {
+      results.push({ name: `events[${i}]`, passed: false, expected, actual: 'not reached (an earlier pattern did not match)' })
+      return
+    }
+    const data = pattern.data
+    const matches = (e: LogEvent): boolean => e.type === pattern.type && (data === null || partialMatch(data, e.data as JsonValue))
+    const index = events.findIndex((e, k) => k >= from && matches(e))
+    if (index < 0) {
+      missed = true
+      const after = from === 0 ? 'in the log' : `after seq ${from - 1}`
+      results.push({ name: `events[${i}]`, passed: false, expected, actual: `no matching event ${after}` })
+      return
+    }
+    results.push({ name: `events[${i}]`, passed: true, expected, actual: `seq ${events[index]?.seq ?? index}` })
+    from = index + 1
+  })
+  return results
+}
+
+/** True when every key of `pattern` matches `value` (objects partially and recursively; arrays element-wise, same length). */
+export function partialMatch(pattern: JsonValue, value: JsonValue | undefined): boolean {
+  if (value === undefined) return false
+  if (Array.isArray(pattern)) {
+    return Array.isArray(value) && value.length === pattern.length && pattern.every((p, i) => partialMatch(p, value[i]))
+  }
+  if (pattern !== null && typeof pattern === 'object') {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
+    return Object.entries(pattern).every(([k, p]) => partialMatch(p, (value as Record<string, JsonValue>)[k]))
+  }
+  return jsonEqual(pattern, value)
+}

@@ -1,0 +1,101 @@
+/**
+ * The transcript a scenario replays (design §2 "transcript source"), from any of its three sources:
+ * inline (already a fixtures `Transcript` after resolution), a seeded generator of packages/fixtures, or a
+ * recorded session log whose user inputs, model replies (with usage) and tool results are taken turn by
+ * turn. A recorded turn that never completed a step contributes nothing; an unreadable log is a
+ * `ScenarioError` naming the path.
+ */
+import {
+  assertNever, readLog,
+  type ContentBlock, type LogEvent, type SessionEvent, type ToolSchema,
+} from '@compaction-sim/core'
+import { generateTranscript, type Transcript, type TranscriptStep, type TranscriptTurn } from '@compaction-sim/fixtures'
+import { ScenarioError } from '../scenario/errors.ts'
+import type { ResolvedScenario } from '../scenario/resolve.ts'
+
+/** The transcript of `scenario` under `seed` (the generator's seed; inline and recorded ignore it). */
+export async function scenarioTranscript(scenario: ResolvedScenario, seed: number): Promise<Transcript> {
+  const source = scenario.transcript
+  switch (source.kind) {
+    case 'inline': return structuredClone(source.transcript) as Transcript
+    case 'generate': return generateTranscript({ generator: source.generator, seed, params: { ...source.params } })
+    case 'recorded': {
+      let events: LogEvent[]
+      try {
+        events = (await readLog(source.path, { dialect: source.dialect })).events
+      } catch (err) {
+        const reason = `cannot be read as a ${source.dialect} log: ${err instanceof Error ? err.message : String(err)}`
+        throw new ScenarioError(scenario.file, [{ code: 'PATH', path: '/transcript/recorded', reason }], { cause: err })
+      }
+      return transcriptFromEvents(events)
+    }
+    default: return assertNever(source, 'transcript source')
+  }
+}
+
+/**
+ * Rebuilds the replayable part of a recorded log: per turn, the user's entered batch (the `user/message`
+ * appends of step 1 whose source is the user), each step's final `assistant/message` (with its usage) and
+ * the `tool/result`s of its calls; the system prompt from the last `system/message`; tools from the last
+ * `request/header`.
+ */
+export function transcriptFromEvents(events: readonly LogEvent[]): Transcript {
+  const turns: TranscriptTurn[] = []
+  let systemPrompt = ''
+  let tools: ToolSchema[] = []
+  let turn: TranscriptTurn | null = null
+  let step: TranscriptStep | null = null
+  const flushStep = (): void => {
+    if (turn !== null && step !== null) turn.steps.push(step)
+    step = null
+  }
+  for (const raw of events) {
+    const event = raw as SessionEvent
+    switch (event.type) {
+      case 'turn/start':
+        turn = { user: [], steps: [] }
+        break
+      case 'turn/end':
+        flushStep()
+        if (turn !== null && turn.steps.length > 0) turns.push(turn)
+        turn = null
+        break
+      case 'system/message':
+        systemPrompt = event.data.content.flatMap((b: ContentBlock) => (b.type === 'text' ? [String(b['text'])] : [])).join('\n')
+        break
+      case 'request/header':
+        tools = structuredClone(event.data.header.tools ?? []) as ToolSchema[]
+        break
+      case 'user/message':
+        const entered = event.surfaceOp === 'append' && event.data.source?.kind === 'user'
+        if (turn !== null && turn.steps.length === 0 && step === null && entered) {
+          turn.user.push(...structuredClone(event.data.content))
+        }
+        break
+      case 'assistant/message': {
+        if (turn === null || event.data.interrupted === true) break
+        flushStep()
+        const reply = event.data.usage === undefined
+          ? { blocks: structuredClone(event.data.message.content) }
+          : { blocks: structuredClone(event.data.message.content), usage: { ...event.data.usage } }
+        step = { reply, toolResults: [] }
+        break
+      }
+      case 'tool/result': {
+        const current = step as TranscriptStep | null
+        if (current === null) break
+        for (const block of event.data.message.content) {
+          if (block.type !== 'tool-result') continue
+          const content = structuredClone(block.content) as ContentBlock[]
+          current.toolResults.push(block.isError === true
+            ? { callId: String(block.toolCallId), content, isError: true }
+            : { callId: String(block.toolCallId), content })
+        }
+        break
+      }
+      default:
+        break
+    }
+  }
+  return { systemPrompt, tools, turns }
+}

@@ -1,0 +1,318 @@
+/**
+ * The provider side of a simulated run (design §4 items 4–5): a `MockProvider` serving the scenario's
+ * transcript turn by turn, with the scenario's §13.1/§13.2/§13.3 faults translated into the mock's fault
+ * vocabulary (`provider/faults.ts`) and the few in-process hooks some faults need (a virtual timeout for
+ * `TIMEOUT`, a turn abort for FAULT-10/22, a route switch for FAULT-44). The crash harness builds the same
+ * world in its child process: `createWorld(...)`, mount `world.provider` (msw), and pass `world.hooks` to
+ * `runReferenceSession`. A fault the reference subject lacks the means for (FAULT-09) makes the scenario
+ * `skipped` with the reason (`unsupportedReason`); one no scenario can express is refused with a `ScenarioError`.
+ */
+import type { FaultSpec, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
+import type { Transcript } from '@compaction-sim/fixtures'
+import { deterministicSummary } from '../provider/deterministic-summary.ts'
+import { FaultInjectingPlan } from '../provider/faults.ts'
+import { MockProvider } from '../provider/mock-provider.ts'
+import type { MockModel, ParsedRequest, PlannedOutcome, PlannedReply, ReplyPlan } from '../provider/types.ts'
+import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
+import type { ResolvedFault, ResolvedScenario } from '../scenario/resolve.ts'
+import type { FaultKind } from '../scenario/types.ts'
+import type { SubjectHooks, TurnControl } from '../subjects/types.ts'
+
+/** The model id a FAULT-44 route switch moves to (`<model>-switched`). */
+export const SWITCHED_MODEL_SUFFIX = '-switched'
+
+/** The model id a FAULT-32 middleware reroutes summary calls to (`<model>-rerouted`, same provider and window). */
+export const REROUTED_MODEL_SUFFIX = '-rerouted'
+
+/** Thrown by the FAULT-17 middleware: a failure around the request that is not an adapter failure. */
+export class InjectedMiddlewareError extends Error {
+  override readonly name = 'InjectedMiddlewareError'
+  readonly code = 'FAULT_17'
+}
+
+/** Thrown (inside the mock, answered as HTTP 500) when the subject asks for a reply its turn does not have. */
+export class TurnRepliesExhaustedError extends Error {
+  override readonly name = 'TurnRepliesExhaustedError'
+  readonly code = 'TURN_REPLIES_EXHAUSTED'
+}
+
+/**
+ * Serves the transcript's replies turn-aligned: `startTurn(t)` points at turn t's first step, so a turn
+ * that ended early (an error, an abort) never shifts the replies of the next one, and a restored session
+ * continues at the right reply. Compaction requests get the deterministic summary.
+ */
+export class TurnReplyPlan implements ReplyPlan {
+  private readonly turns: ReadonlyArray<readonly PlannedReply[]>
+  private turn = 0
+  private step = 0
+
+  constructor(transcript: Transcript) {
+    this.turns = transcript.turns.map((t) => t.steps.map((s) => (s.reply.usage === undefined
+      ? { blocks: s.reply.blocks }
+      : { blocks: s.reply.blocks, usage: s.reply.usage })))
+  }
+
+  /** Points the plan at the first reply of 1-based `turn`. */
+  startTurn(turn: number): void {
+    this.turn = turn
+    this.step = 0
+  }
+
+  /** The reply `next` would serve. Throws `TurnRepliesExhaustedError` past the turn's last step. */
+  peek(request: ParsedRequest): PlannedReply {
+    if (request.purpose !== 'conversation') return { blocks: [{ type: 'text', text: deterministicSummary(request) }] }
+    const reply = this.turns[this.turn - 1]?.[this.step]
+    if (reply === undefined) {
+      const steps = this.turns[this.turn - 1]?.length ?? 0
+      throw new TurnRepliesExhaustedError(`turn ${this.turn} asks for reply ${this.step + 1}; the transcript's turn has ${steps}`)
+    }
+    return reply
+  }
+
+  /** Serves `peek` and consumes conversation replies. */
+  next(request: ParsedRequest): PlannedOutcome {
+    const reply = this.peek(request)
+    if (request.purpose === 'conversation') this.step++
+    return { kind: 'reply', reply }
+  }
+}
+
+/** How a fault kind is realised (the report lists the same table). */
+type Realisation =
+  | { kind: 'request'; params: Record<string, JsonValue> } // a provider outcome via FaultInjectingPlan
+  | { kind: 'setup' } // shaped by the scenario's transcript / policy / pruner; nothing to inject
+  | { kind: 'no-capacity' } // FAULT-40: the route reports no window
+  | { kind: 'route-switch' } // FAULT-44
+  | { kind: 'hook' } // FAULT-17, 31, 32: a subject hook (middleware, unroutable summarizer)
+  | { kind: 'crash' } // §13.4: the crash harness
+  | { kind: 'refused'; reason: string }
+  | { kind: 'unsupported'; reason: string } // the subject lacks the feature: the scenario is skipped
+
+/** Summary-content faults (§13.2) as the mock's reply variants. */
+const REPLY_VARIANTS: Partial<Record<FaultKind, string>> = {
+  'FAULT-23': 'max-tokens', 'FAULT-24': 'empty', 'FAULT-25': 'image', 'FAULT-26': 'mixed', 'FAULT-27': 'not-smaller',
+}
+
+/**
+ * Why FAULT-11 is skipped: the reference agent can only hold a live lock through an orphaned bracket (an
+ * end append rejected, FAULT-60/61), and then the next `turn/start` (manual orphan) or the turn's own
+ * `turn/end` (turn-owned orphan) violates INV-11 (§11.6), which the checker does not exempt for declared faults.
+ */
+const LIVE_LOCK_REASON = 'FAULT-11 needs a live lock in a turn; an orphaned bracket violates INV-11 (§11.6) at the next turn boundary'
+
+/** Faults whose conditions the scenario's transcript and configuration create; the wire needs no injection. */
+const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-42', 'FAULT-45', 'FAULT-46'])
+
+const REFUSED: Partial<Record<FaultKind, string>> = {
+  'FAULT-41': 'the mock reports only valid capacities; an invalid one is covered by core tests',
+  'FAULT-43': 'an invalid configuration is refused when the scenario loads (§3.2); write it as a load-error test',
+}
+
+/** The realisation of one resolved fault. */
+export function realise(fault: ResolvedFault): Realisation {
+  if (fault.kind === 'FAULT-09') {
+    return { kind: 'unsupported', reason: 'FAULT-09 needs direct API use without request/header; the reference agent always logs one' }
+  }
+  if (fault.kind === 'FAULT-11') return { kind: 'unsupported', reason: LIVE_LOCK_REASON }
+  const refused = REFUSED[fault.kind]
+  if (refused !== undefined) return { kind: 'refused', reason: refused }
+  if (SETUP_ONLY.has(fault.kind)) return { kind: 'setup' }
+  if (['FAULT-17', 'FAULT-31', 'FAULT-32'].includes(fault.kind)) return { kind: 'hook' }
+  switch (fault.target) {
+    case 'crash': return { kind: 'crash' }
+    case 'config':
+      if (fault.kind === 'FAULT-40') return { kind: 'no-capacity' }
+      if (fault.kind === 'FAULT-44') return { kind: 'route-switch' }
+      return { kind: 'refused', reason: 'no simulation for this configuration fault' }
+    case 'conversation':
+    case 'compaction': return { kind: 'request', params: requestParams(fault) }
+    default:
+      return { kind: 'refused', reason: `a ${fault.target} fault (§13.5–§13.7) is in-process in the core; not expressible yet` }
+  }
+}
+
+/** The scenario's `params` in the mock's vocabulary (`provider/faults.ts`). */
+function requestParams(fault: ResolvedFault): Record<string, JsonValue> {
+  const variant = REPLY_VARIANTS[fault.kind]
+  const out: Record<string, JsonValue> = {}
+  if (fault.params.count !== 1) out['times'] = fault.params.count
+  if (variant !== undefined) return { ...out, reply: variant }
+  const code = fault.params.code ?? 'SERVER'
+  out['code'] = code
+  const delivery = fault.params.delivery
+  out['delivery'] = delivery
+  if (delivery === 'after-chunks') out['afterChunks'] = fault.params.chunks
+  if (fault.params.offloadImages !== null) out['offloadImages'] = fault.params.offloadImages
+  if (fault.params.status !== null) out['status'] = fault.params.status
+  if (fault.params.retryAfterMs !== null) out['retryAfterMs'] = fault.params.retryAfterMs
+  if (fault.params.message !== null) out['message'] = fault.params.message
+  return out
+}
+
+/** Why the subject cannot run `scenario` (the runner reports it `skipped`), or null when it can. */
+export function unsupportedReason(scenario: ResolvedScenario): string | null {
+  for (const fault of scenario.faults) {
+    const r = realise(fault)
+    if (r.kind === 'unsupported') return r.reason
+  }
+  return null
+}
+
+/** Refuses the scenario when any fault has no simulation (a `ScenarioError`, exit 2). */
+export function checkFaultsSimulable(scenario: ResolvedScenario): void {
+  const issues: ScenarioIssue[] = []
+  scenario.faults.forEach((fault, i) => {
+    const r = realise(fault)
+    if (r.kind === 'refused') {
+      issues.push({ code: 'SEMANTIC', path: `/faults/${i}/kind`, reason: `${fault.kind} cannot be simulated: ${r.reason}` })
+    }
+    if (r.kind === 'request' && (fault.when.afterEvent !== null || fault.when.afterSeq !== null)) {
+      const reason = 'a request fault fires by requestIndex, purpose and occurrence, not afterEvent/afterSeq'
+      issues.push({ code: 'SEMANTIC', path: `/faults/${i}/when`, reason })
+    }
+  })
+  if (issues.length > 0) throw new ScenarioError(scenario.file, issues)
+}
+
+/** One route of the run manifest (§1.1). */
+export type ManifestRoute = RunManifest['routes'][number]
+
+/** The routes of the run (§1.1 `RunManifest.routes`): the scenario's, plus the FAULT-44 switch target. */
+export function worldRoutes(scenario: ResolvedScenario): ManifestRoute[] {
+  const p = scenario.provider
+  const noCapacity = scenario.faults.some((f) => f.kind === 'FAULT-40')
+  const route = (model: string, window: number | null): ManifestRoute => ({
+    provider: p.name, model,
+    ...(window === null || noCapacity ? {} : { contextWindow: window }),
+    ...(p.imageTokens === null ? {} : { imageTokens: p.imageTokens }),
+  })
+  const routes = [route(p.model, p.contextWindow)]
+  const sw = scenario.faults.find((f) => f.kind === 'FAULT-44')
+  if (sw !== undefined) routes.push(route(p.model + SWITCHED_MODEL_SUFFIX, sw.params.contextWindow ?? p.contextWindow))
+  if (scenario.faults.some((f) => f.kind === 'FAULT-32')) routes.push(route(p.model + REROUTED_MODEL_SUFFIX, p.contextWindow))
+  return routes
+}
+
+/** A built world: the provider to mount, the hooks the subject calls, and what fired. */
+export interface World {
+  readonly provider: MockProvider
+  readonly hooks: SubjectHooks
+
+  /** How often each fault fired, by fault id. */
+  fired(): Map<string, number>
+}
+
+/** Options of `createWorld`. */
+export interface WorldOptions {
+  scenario: ResolvedScenario
+  transcript: Transcript
+  /** The virtual time the provider stamps on captures and `created` (the subject's clock, not advanced). */
+  now: () => number
+}
+
+/** Builds the provider world of one scenario run (module doc). Throws `ScenarioError` for a fault it cannot simulate. */
+export function createWorld(options: WorldOptions): World {
+  const { scenario, transcript } = options
+  checkFaultsSimulable(scenario)
+  const base = new TurnReplyPlan(transcript)
+  const specs: FaultSpec[] = []
+  for (const fault of scenario.faults) {
+    const r = realise(fault)
+    if (r.kind !== 'request') continue
+    const when: FaultSpec['when'] = {}
+    if (fault.when.requestIndex !== null) when.requestIndex = fault.when.requestIndex
+    else when.occurrence = fault.when.occurrence
+    if (fault.when.purpose !== null) when.purpose = fault.when.purpose
+    specs.push({ id: fault.id, kind: fault.kind, target: fault.target, when, params: r.params })
+  }
+  const faulted = new FaultInjectingPlan(base, specs)
+  const extra = new Map<string, number>()
+  let turnAbort: AbortController | null = null
+  let timeout: AbortController | null = null
+  let abortOnCompaction = false
+  const cancelling = scenario.faults.find((f) => f.kind === 'FAULT-10')
+  const plan: ReplyPlan = {
+    peek: (request) => faulted.peek(request),
+    next: (request) => {
+      if (abortOnCompaction && request.purpose === 'compaction') {
+        // FAULT-10: the user cancels while overflow recovery's summary call is in flight (it arrives aborted).
+        abortOnCompaction = false
+        turnAbort?.abort(new Error('FAULT-10: cancelled during overflow recovery'))
+      }
+      const before = faulted.fired.length
+      const outcome = faulted.next(request)
+      const hit = faulted.fired[before]
+      if (hit !== undefined && hit[0] === cancelling?.id) abortOnCompaction = true
+      if (outcome.kind === 'hang') {
+        // The client gives up: its virtual timeout elapses (TIMEOUT) or the turn is aborted (ABORTED, FAULT-22).
+        const target = outcome.expectedCode === 'ABORTED' ? turnAbort : timeout
+        setImmediate(() => target?.abort(new Error(`${outcome.expectedCode ?? 'TIMEOUT'}: the mock provider never answered`)))
+      }
+      return outcome
+    },
+  }
+  const routes = worldRoutes(scenario)
+  const models: MockModel[] = routes.flatMap((r) => (r.contextWindow === undefined ? [] : [{
+    id: r.model, contextWindow: r.contextWindow, ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
+  }]))
+  const provider = new MockProvider({ wire: scenario.provider.wire, plan, clock: { now: options.now }, models })
+  const middleware = hookMiddleware(scenario, extra)
+  const switchFault = scenario.faults.find((f) => f.kind === 'FAULT-44')
+  const switchAfterTurn = switchFault === undefined ? null : switchFault.when.occurrence
+  const hooks: SubjectHooks = {
+    beginTurn: (turn: number, control: TurnControl): AbortSignal => {
+      base.startTurn(turn)
+      if (switchFault !== undefined && turn === (switchAfterTurn ?? 1) + 1) {
+        control.setModel(scenario.provider.model + SWITCHED_MODEL_SUFFIX)
+        extra.set(switchFault.id, (extra.get(switchFault.id) ?? 0) + 1)
+      }
+      turnAbort = new AbortController()
+      return turnAbort.signal
+    },
+    adapterTimeout: (): AbortSignal => {
+      timeout = new AbortController()
+      return timeout.signal
+    },
+    middleware,
+    unroutableSummarizer: scenario.faults.some((f) => f.kind === 'FAULT-31'),
+  }
+
+  return {
+    provider,
+    hooks,
+    fired: () => {
+      const counts = new Map(extra)
+      for (const [id] of faulted.fired) counts.set(id, (counts.get(id) ?? 0) + 1)
+      for (const fault of scenario.faults) if (fault.kind === 'FAULT-40' || fault.kind === 'FAULT-31') counts.set(fault.id, 1)
+      return counts
+    },
+  }
+}
+
+/**
+ * The stream middleware of FAULT-17 (throws at the matching dispatch: `requestIndex` over all dispatches,
+ * else the `occurrence`-th of its purpose) and FAULT-32 (reroutes the matching summary call to the
+ * `-rerouted` model of the same provider). Counts firings into `fired`.
+ */
+function hookMiddleware(scenario: ResolvedScenario, fired: Map<string, number>): StreamMiddleware[] {
+  const faults = scenario.faults.filter((f) => f.kind === 'FAULT-17' || f.kind === 'FAULT-32')
+  if (faults.length === 0) return []
+  let index = -1
+  const seen = new Map<string, number>()
+  return [(options: GenerateOptions): GenerateOptions => {
+    index++
+    const purpose = options.purpose ?? 'conversation'
+    const occurrence = (seen.get(purpose) ?? 0) + 1
+    seen.set(purpose, occurrence)
+    for (const fault of faults) {
+      const wanted = fault.kind === 'FAULT-32' ? 'compaction' : fault.when.purpose ?? 'conversation'
+      const at = fault.when.requestIndex
+      const hit = at !== null ? at === index : purpose === wanted && fault.when.occurrence === occurrence
+      if (!hit || purpose !== wanted) continue
+      fired.set(fault.id, (fired.get(fault.id) ?? 0) + 1)
+      if (fault.kind === 'FAULT-17') throw new InjectedMiddlewareError(`${fault.id}: injected middleware failure around request ${index}`)
+      return { ...options, model: scenario.provider.model + REROUTED_MODEL_SUFFIX }
+    }
+    return options
+  }]
+}

@@ -1,0 +1,233 @@
+/**
+ * The reference core as a subject (design §2): `Agent` + `CompactionEngine` over an `EventLog` whose every
+ * event is appended to a durable, fsync'ed `JsonlLogStore`, talking to the mock provider over HTTP through
+ * `OpenAiCompatibleAdapter`. It feeds the transcript's user turns, answers tool calls with the transcript's
+ * results, runs the scenario's manual actions, and records turn outcomes, warnings and the §1.1 request
+ * capture.
+ *
+ * Contract (the crash harness calls it from a child process):
+ *
+ *   runReferenceSession(options: SubjectSessionOptions): Promise<SubjectSessionResult>
+ *     options = { scenario, transcript, logPath, baseUrl, fetch?, seed, resume?, onDurable?, hooks? }
+ *
+ * - new session (`resume` absent/false): `logPath` is replaced by a fresh log; turns 1…n run.
+ * - `resume: true`: the stored log is read (a torn tail truncated), restored (§11.4: repair closers, then
+ *   `session/end-seed` unless it already ends with one) — restore's events are appended to the file — and the
+ *   session continues with transcript turn k+1, where k is the log's last turn (an interrupted turn is not
+ *   re-run). Everything the continuation depends on is recovered from the log: the provider world is told
+ *   each turn before it runs (`hooks.beginTurn`), so it serves that turn's replies; ids continue from the
+ *   log's length; the clock continues after the log's last time.
+ * - `onDurable(event)` is the store's hook: it runs synchronously after the event's line is fsync'ed, in seq
+ *   order, before the next write (so the crash child can block there and be killed exactly at that event).
+ * - `hooks` connect the session to the provider world (`run/world.ts`): turn alignment, aborts, timeouts.
+ * Resolves once every event is durable; rejects with the store's `LogError` when a write failed, or with the
+ * loop's misuse / integrity errors. Provider failures never reject: they end turns.
+ */
+import { rm } from 'node:fs/promises'
+import {
+  Agent, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, OpenAiCompatibleAdapter, repairClosers, restoreSession,
+  type AgentCompactionEngine, type CapturedRequest, type GenerateOptions, type LogEvent, type MessageKind, type ToolExecutor,
+} from '@compaction-sim/core'
+import type { Transcript } from '@compaction-sim/fixtures'
+import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
+import { worldStream } from '../world/prng.ts'
+import type { ResolvedManualAction } from '../scenario/resolve.ts'
+import type { Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
+
+/** The API key the subject sends (redacted in captures). */
+const SIM_API_KEY = 'sk-compaction-sim'
+
+/** The reference subject (`subject: reference`). */
+export const referenceSubject: Subject = {
+  name: 'reference',
+  runSession: (options) => runReferenceSession(options),
+}
+
+/** Runs (or resumes) one reference session; see the module doc for the contract. */
+export async function runReferenceSession(options: SubjectSessionOptions): Promise<SubjectSessionResult> {
+  const { transcript, logPath, hooks = {} } = options
+  if (options.resume !== true) await rm(logPath, { force: true })
+  const onDurable = options.onDurable
+  const opened = await JsonlLogStore.open(logPath, {
+    dialect: 'seed', create: options.resume !== true, ...(onDurable === undefined ? {} : { onDurable }),
+  })
+  const store = opened.store
+  let log: EventLog | null = null
+  const stored = opened.events
+  const restoreLength = stored.length + (options.resume === true ? repairClosers(stored).length : 0)
+  const lastTime = stored.at(-1)?.time
+  const clock = new VirtualClock({
+    length: () => log?.length ?? restoreLength,
+    offsetMs: lastTime === undefined ? 0 : Math.max(0, lastTime + CLOCK_STEP_MS - (CLOCK_ORIGIN_MS + CLOCK_STEP_MS * restoreLength)),
+  })
+  let storeError: unknown = null
+  const persist = (event: LogEvent): void => {
+    store.append([event]).catch((err: unknown) => { storeError ??= err })
+  }
+  if (options.resume === true) {
+    const restored = restoreSession(stored, { dialect: 'seed', clock: clock.now })
+    log = restored.log
+    for (const event of log.events.slice(stored.length)) persist(event)
+  } else {
+    log = new EventLog({ dialect: 'seed' })
+  }
+  const theLog = log
+  const unsubscribe = theLog.subscribe(persist)
+  let result: SubjectSessionResult
+  try {
+    result = await drive(options, theLog, clock, hooks, transcript)
+  } finally {
+    unsubscribe()
+    await store.close()
+  }
+  if (storeError !== null) throw storeError
+  return result
+}
+
+async function drive(
+  options: SubjectSessionOptions, log: EventLog, clock: VirtualClock, hooks: NonNullable<SubjectSessionOptions['hooks']>,
+  transcript: Transcript,
+): Promise<SubjectSessionResult> {
+  const { scenario } = options
+  const provider = scenario.provider.name
+  const route = { provider, model: scenario.provider.model }
+  const ids = worldStream(options.seed, 'ids')
+  const sessionId = `sim-${ids.hex(8)}`
+  const idTag = ids.hex(6)
+  let counter = log.length
+  const next = (): number => ++counter
+  const warnings: string[] = []
+  const warn = (message: string): void => { warnings.push(message) }
+  const requests: CapturedRequest[] = []
+  const pending = new Map<GenerateOptions, CapturedRequest>()
+  const runtime = new LlmRuntime({
+    onDispatch: (call) => {
+      if (call.purpose === 'session-title') return
+      const captured: CapturedRequest = {
+        index: requests.length,
+        logRevisionAtDispatch: log.length,
+        time: clock.peek(),
+        purpose: call.purpose === 'compaction' ? 'compaction' : 'conversation',
+        provider: call.provider,
+        model: call.model,
+        messages: structuredClone(call.messages),
+        outcome: 'stop',
+      }
+      if (call.reasoningEffort !== undefined) captured.reasoningEffort = call.reasoningEffort
+      if (call.temperature !== undefined) captured.temperature = call.temperature
+      if (call.maxTokens !== undefined) captured.maxTokens = call.maxTokens
+      if (call.stop !== undefined) captured.stop = [...call.stop]
+      if (call.tools !== undefined) captured.tools = structuredClone(call.tools)
+      requests.push(captured)
+      pending.set(call, captured)
+    },
+    onFinish: (call, reason) => {
+      const captured = pending.get(call)
+      if (captured === undefined) return
+      pending.delete(call)
+      captured.outcome = reason.kind
+      if (reason.kind === 'error' || reason.kind === 'aborted') captured.failureCode = reason.failure.code
+    },
+  })
+  const adapter = new OpenAiCompatibleAdapter({
+    wire: scenario.provider.wire,
+    baseURL: options.baseUrl,
+    apiKey: SIM_API_KEY,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(hooks.adapterTimeout === undefined ? {} : { timeout: hooks.adapterTimeout }),
+  })
+  runtime.registerAdapter(provider, adapter)
+  for (const middleware of hooks.middleware ?? []) runtime.use(middleware)
+  let instructions = 0
+  const unroutable = hooks.unroutableSummarizer === true
+    ? new LlmSummarizer({
+      runtime, log: new EventLog({ dialect: 'seed' }), policy: scenario.policy, sessionId,
+      newInstructionId: () => `compaction-instruction-${++instructions}`,
+    })
+    : null
+  const engine = new CompactionEngine({
+    log, runtime, policy: scenario.policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId,
+    ...(scenario.pruner === null ? {} : { pruner: scenario.pruner }),
+    ...(unroutable === null ? {} : { summarizer: unroutable }),
+    newCompactionId: () => `cmp-${idTag}-${next()}`,
+    newMessageId: () => `m-checkpoint-${next()}`,
+  })
+  const explicitRegionStarts: number[] = []
+  const port = regionPort(engine, log, scenario.manual, explicitRegionStarts, warn)
+  const agent = new Agent({
+    log, runtime, engine: port, policy: scenario.policy, route, sessionId, clock: clock.now, warn,
+    systemPrompt: () => transcript.systemPrompt,
+    tools: transcript.tools,
+    executeTool: toolExecutor(transcript),
+    newMessageId: (kind: MessageKind) => `m-${kind}-${next()}`,
+    newRetryId: () => `r-${next()}`,
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+  })
+  const startedAfterTurn = log.state.lastTurn
+  const outcomes: SubjectTurnOutcome[] = []
+  for (let turn = startedAfterTurn + 1; turn <= transcript.turns.length; turn++) {
+    const input = transcript.turns[turn - 1]
+    if (input === undefined) break
+    const signal = hooks.beginTurn?.(turn, { setModel: (model) => { agent.setRoute({ ...route, model }) } })
+    const outcome = await agent.runTurn({ content: structuredClone(input.user) }, signal)
+    outcomes.push({ turn: outcome.turn, reason: outcome.reason })
+    for (const action of scenario.manual) {
+      if (action.kind !== 'compactNow' || action.afterTurn !== turn) continue
+      try {
+        await agent.compactNow(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId })
+      } catch (err) {
+        warn(`manual compactNow after turn ${turn} failed: ${err instanceof Error ? err.message : String(err)}`)
+      }
+    }
+  }
+  return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
+}
+
+/** Answers each tool call with the transcript's result for its call id; an unknown id is an error result. */
+function toolExecutor(transcript: Transcript): ToolExecutor {
+  const results = new Map(transcript.turns.flatMap((t) => t.steps.flatMap((s) => s.toolResults.map((r) => [r.callId, r] as const))))
+  return async (call) => {
+    const result = results.get(call.callId)
+    if (result === undefined) throw new Error(`the transcript has no result for tool call ${call.callId}`)
+    const content = structuredClone(result.content)
+    return result.isError === true ? { content, isError: true } : { content }
+  }
+}
+
+/**
+ * The engine as the loop sees it, with the scenario's `compactRegion` actions (§3.8) run right before the
+ * pre-step check of their step; failures become warnings, as the pre-step listener's do.
+ */
+function regionPort(
+  engine: CompactionEngine, log: EventLog, manual: readonly ResolvedManualAction[], starts: number[], warn: (m: string) => void,
+): AgentCompactionEngine {
+  let turn: number | null = null
+  let step = 0
+  return {
+    preStep: async (signal) => {
+      const open = log.state.openTurn
+      if (open !== turn) {
+        turn = open
+        step = 0
+      }
+      step++
+      for (const action of manual) {
+        if (action.kind !== 'compactRegion' || action.turn !== open || action.beforeStep !== step) continue
+        // Scenario positions are 0-based surface positions (negative from the end); the engine takes node seqs.
+        const nodes = log.state.surface.nodes
+        const at = (p: number): number => nodes[p < 0 ? nodes.length + p : p] ?? -1
+        const startSeq = log.length
+        try {
+          await engine.compactRegion(at(action.start), at(action.end), signal)
+        } catch (err) {
+          const reason = err instanceof Error ? err.message : String(err)
+          warn(`compactRegion(${action.start}, ${action.end}) in turn ${action.turn} failed: ${reason}`)
+        }
+        if (log.event(startSeq)?.type === 'compaction/start') starts.push(startSeq)
+      }
+      await engine.preStep(signal)
+    },
+    compactIfNeeded: (trigger, signal) => engine.compactIfNeeded(trigger, signal),
+    compactNow: (o) => engine.compactNow(o),
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The crash child (§13.4): run by `runCrashingSession` as `node --import tsx crash-child.ts <job JSON>`.
+ * It loads and resolves the scenario, builds its transcript and provider world, mounts the mock provider
+ * in-process with msw, and runs the reference subject with `onDurable` wired to the crash ack channel, so
+ * the parent can SIGKILL it right after the crash-point event is fsync'ed. Exit codes if it is not killed:
+ * 0 the session finished before the crash point, 2 the scenario is invalid, 3 anything else.
+ */
+import { createWorld } from '../run/world.ts'
+import { scenarioTranscript } from '../run/transcript.ts'
+import { mountMsw } from '../provider/mount-msw.ts'
+import { ScenarioError } from '../scenario/errors.ts'
+import { loadScenario } from '../scenario/load.ts'
+import { resolveScenario } from '../scenario/resolve.ts'
+import { runReferenceSession } from '../subjects/reference.ts'
+import { CLOCK_ORIGIN_MS } from './clock.ts'
+import { crashAckChannel, parseCrashJob } from './crash.ts'
+
+/** Where the child mounts the mock provider; msw intercepts it, so it never resolves on the network. */
+export const CRASH_CHILD_BASE_URL = 'http://crash-child.mock.sim.test/v1'
+
+async function main(): Promise<void> {
+  const job = parseCrashJob(process.argv[2])
+  const scenario = resolveScenario(await loadScenario(job.scenarioFile), { file: job.scenarioFile })
+  const transcript = await scenarioTranscript(scenario, job.seed)
+  // The provider's own clock only stamps captures and response metadata, which die with the child.
+  const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
+  const mount = mountMsw(world.provider, CRASH_CHILD_BASE_URL)
+  const channel = crashAckChannel(job)
+  try {
+    await runReferenceSession({
+      scenario, transcript, logPath: job.logPath, baseUrl: mount.baseURL, seed: job.seed, resume: job.resume, onDurable: channel.ack,
+      hooks: world.hooks,
+    })
+  } finally {
+    mount.close()
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`crash child: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+  process.exit(error instanceof ScenarioError ? 2 : 3)
+})

@@ -1,0 +1,257 @@
+/**
+ * The crash harness (§13.4, FAULT-50…57): a subject runs in a child process that acknowledges every event
+ * once its bytes are fsync'ed, and the parent kills it with SIGKILL right after the crash-point event is
+ * acknowledged. The child blocks after that acknowledgement until it is killed, so nothing is appended past
+ * the crash point; the parent returns every acknowledged event so a caller can prove none was lost.
+ *
+ * Wire protocol (parent ⇄ child): the job is one JSON argument (`CrashJob`); the child writes one JSON line
+ * per durable event (`DurableAck`) to fd 3 synchronously, before it continues. Both sides run the same
+ * `CrashPointMatcher`, so parent and child agree on which acknowledgement is the crash point.
+ *
+ * Requirement on a subject run in the child: its `onDurable` must be the store's hook —
+ * `JsonlLogStore.open(path, { …, onDurable })` — which runs after the fsync and before the store's next write,
+ * one append per write. Acking from `store.append(...).then(…)` is too late: by then group commit may have
+ * written later events, so the log would not end at the crash point. The hook passes the whole event, which
+ * `isCheckpointEvent` needs for the `checkpoint` crash point.
+ */
+import { spawn } from 'node:child_process'
+import { writeSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+/** Where to crash: after the `occurrence`-th durable event of type `afterEvent` (a §1.4 type, or `checkpoint`). */
+export interface CrashPoint {
+  /** A §1.4 event type, or `checkpoint`: a checkpoint replacement `user/message` (§1.4.4). */
+  afterEvent: string
+  /** 1-based count of matching durable events. */
+  occurrence: number
+}
+
+/** One durable event as acknowledged by the child. `checkpoint` marks a §1.4.4 checkpoint replacement. */
+export interface DurableAck {
+  seq: number
+  type: string
+  checkpoint: boolean
+}
+
+/** The job handed to a crash child as its only argument (JSON). */
+export interface CrashJob {
+  scenarioFile: string
+  seed: number
+  logPath: string
+  crashPoint: CrashPoint
+  /** Restore the existing log (§11.4) and continue it instead of starting a new session (FAULT-57). */
+  resume: boolean
+  /** How long the child waits to be killed after acknowledging the crash point before it gives up (exit 3). */
+  blockMs: number
+}
+
+/** Options of `runCrashingSession`. */
+export interface CrashingSessionOptions {
+  /** The scenario YAML for the default child; a test child may read another kind of input from it. */
+  scenarioFile: string
+  seed: number
+  /** The session log the child creates and appends to. */
+  logPath: string
+  crashPoint: CrashPoint
+  /**
+   * Resume the log at `logPath` instead of starting afresh (default false): the child's first durable
+   * events are restore's closers and `session/end-seed`, so a crash point there gives FAULT-57.
+   */
+  resume?: boolean
+  /** Bound on the whole child run, crash point included (default 20 000 ms). */
+  timeoutMs?: number
+  /** Absolute path of the child entry module (default `crash-child.ts` next to this file). */
+  childEntry?: string
+}
+
+/** What happened to the child. `durableAcked` lists every acknowledged event in order. */
+export interface CrashingSessionResult {
+  /** True iff the parent killed the child with SIGKILL at the crash point. */
+  killed: boolean
+  durableAcked: Array<{ seq: number; type: string }>
+  exitCode: number | null
+  signal: string | null
+  stderr: string
+  /** Why the crash point was not reached (timeout, early exit, bad ack line), or null when `killed`. */
+  error: string | null
+}
+
+/** Default bound on a child run: generous for tsx startup on a loaded 2-core machine. */
+export const CRASH_TIMEOUT_MS_DEFAULT = 20_000
+
+/** The file descriptor the child writes its acknowledgements to. */
+export const ACK_FD = 3
+
+/** The stderr kept per child, so a chatty child cannot grow the parent without bound. */
+const STDERR_CHARS_MAX = 64_000
+
+/**
+ * Decides which durable acknowledgement is the crash point. Fed every ack in order; `take` returns true
+ * exactly once, for the `occurrence`-th match. Pure and shared by parent and child.
+ */
+export class CrashPointMatcher {
+  private seen = 0
+  private done = false
+
+  constructor(private readonly point: CrashPoint) {
+    if (!Number.isInteger(point.occurrence) || point.occurrence < 1) {
+      throw new RangeError(`crashPoint.occurrence: expected an integer ≥ 1, got ${point.occurrence}`)
+    }
+  }
+
+  /** Counts `ack` if it matches; true iff it is the crash point (never again afterwards). */
+  take(ack: DurableAck): boolean {
+    if (this.done) return false
+    const matches = this.point.afterEvent === 'checkpoint' ? ack.checkpoint : ack.type === this.point.afterEvent
+    if (!matches) return false
+    this.seen++
+    if (this.seen < this.point.occurrence) return false
+    this.done = true
+    return true
+  }
+}
+
+/**
+ * True iff `event` is a checkpoint replacement (§1.4.4): a `user/message` replacing a span with the
+ * compact plugin's provenance. Takes any object so it can judge what a subject's durable hook passes.
+ */
+export function isCheckpointEvent(event: { type: string }): boolean {
+  if (event.type !== 'user/message') return false
+  const e = event as { surfaceOp?: { op?: unknown }; data?: { source?: { kind?: unknown; plugin?: unknown } } }
+  return e.surfaceOp?.op === 'replace' && e.data?.source?.kind === 'plugin' && e.data.source.plugin === 'compact'
+}
+
+/** Parses and checks the child's job argument (a process boundary). Throws naming the bad field. */
+export function parseCrashJob(text: string | undefined): CrashJob {
+  if (text === undefined) throw new Error('crash child: expected the job JSON as the first argument')
+  const job = JSON.parse(text) as Partial<CrashJob> | null
+  const fail = (field: string, expected: string): never => {
+    throw new Error(`crash child: job.${field}: expected ${expected}`)
+  }
+  if (typeof job !== 'object' || job === null) return fail('(root)', 'an object')
+  if (typeof job.scenarioFile !== 'string') fail('scenarioFile', 'a path')
+  if (typeof job.logPath !== 'string') fail('logPath', 'a path')
+  if (typeof job.seed !== 'number' || !Number.isInteger(job.seed) || job.seed < 0) fail('seed', 'a uint32')
+  if (typeof job.blockMs !== 'number' || job.blockMs <= 0) fail('blockMs', 'a positive number')
+  if (typeof job.resume !== 'boolean') fail('resume', 'a boolean')
+  const point = job.crashPoint
+  if (typeof point !== 'object' || point === null || typeof point.afterEvent !== 'string' || typeof point.occurrence !== 'number') {
+    fail('crashPoint', '{ afterEvent: string, occurrence: number }')
+  }
+  return job as CrashJob
+}
+
+/**
+ * The child's side of the protocol: `ack(event)` writes the acknowledgement line synchronously to fd 3 and,
+ * if it is the crash point, blocks the whole process (Atomics.wait) until the parent's SIGKILL lands. Call
+ * it from the store's `onDurable` hook, which runs after the fsync and before the next write. If the parent
+ * never kills it within `blockMs`, the child exits 3 naming the crash point.
+ */
+export function crashAckChannel(job: CrashJob): { ack: (event: { seq: number; type: string }) => void } {
+  const matcher = new CrashPointMatcher(job.crashPoint)
+  return {
+    ack(event) {
+      const ack: DurableAck = { seq: event.seq, type: event.type, checkpoint: isCheckpointEvent(event) }
+      writeSync(ACK_FD, `${JSON.stringify(ack)}\n`)
+      if (!matcher.take(ack)) return
+      // Hold the process at the crash point: no further write may start before the SIGKILL.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, job.blockMs)
+      process.stderr.write(`crash child: reached the crash point at seq ${ack.seq} but was not killed within ${job.blockMs} ms\n`)
+      process.exit(3)
+    },
+  }
+}
+
+/** The tsx ESM loader, resolved from this package so a clean clone after `pnpm install` finds it. */
+function tsxLoaderUrl(): string {
+  return pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+}
+
+/** Parses one acknowledgement line; returns a message for a malformed one. */
+function parseAck(line: string): DurableAck | string {
+  try {
+    const v = JSON.parse(line) as Partial<DurableAck> | null
+    if (v !== null && typeof v === 'object' && typeof v.seq === 'number' && typeof v.type === 'string' && typeof v.checkpoint === 'boolean') {
+      return { seq: v.seq, type: v.type, checkpoint: v.checkpoint }
+    }
+  } catch {
+    // A non-JSON line: reported below as a malformed acknowledgement.
+  }
+  return `malformed acknowledgement line from the crash child: ${JSON.stringify(line.slice(0, 200))}`
+}
+
+/**
+ * Runs a subject in a child process (`node --import tsx <childEntry> <job>`) and kills it with SIGKILL as
+ * soon as it acknowledges the crash-point event as durable. Never rejects for child misbehaviour: a crash
+ * point that never comes (timeout → the child is killed anyway, `killed` false), an early exit or a bad ack
+ * line are reported in `error`. Rejects only if the child cannot be spawned.
+ */
+export function runCrashingSession(options: CrashingSessionOptions): Promise<CrashingSessionResult> {
+  const timeoutMs = options.timeoutMs ?? CRASH_TIMEOUT_MS_DEFAULT
+  const entry = options.childEntry ?? fileURLToPath(new URL('./crash-child.ts', import.meta.url))
+  const job: CrashJob = {
+    scenarioFile: options.scenarioFile,
+    seed: options.seed,
+    logPath: options.logPath,
+    crashPoint: options.crashPoint,
+    resume: options.resume ?? false,
+    blockMs: timeoutMs,
+  }
+  const matcher = new CrashPointMatcher(options.crashPoint)
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', tsxLoaderUrl(), entry, JSON.stringify(job)], {
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    })
+    const acks: Array<{ seq: number; type: string }> = []
+    let crashed = false
+    let error: string | null = null
+    let stderr = ''
+    let pending = ''
+    const timer = setTimeout(() => {
+      error ??= `the crash point ${JSON.stringify(options.crashPoint)} was not reached within ${timeoutMs} ms (${acks.length} events acknowledged)`
+      child.kill('SIGKILL')
+    }, timeoutMs)
+    const onLine = (line: string): void => {
+      if (line === '') return
+      const ack = parseAck(line)
+      if (typeof ack === 'string') {
+        error ??= ack
+        child.kill('SIGKILL')
+        return
+      }
+      acks.push({ seq: ack.seq, type: ack.type })
+      if (!crashed && error === null && matcher.take(ack)) {
+        crashed = true
+        if (!child.kill('SIGKILL')) error = 'SIGKILL could not be delivered to the crash child'
+      }
+    }
+    child.stderr?.setEncoding('utf8')
+    child.stderr?.on('data', (chunk: string) => {
+      if (stderr.length < STDERR_CHARS_MAX) stderr += chunk.slice(0, STDERR_CHARS_MAX - stderr.length)
+    })
+    const ackStream = child.stdio[ACK_FD] as NodeJS.ReadableStream | null | undefined
+    ackStream?.setEncoding('utf8')
+    ackStream?.on('data', (chunk: string) => {
+      pending += chunk
+      let newline = pending.indexOf('\n')
+      while (newline >= 0) {
+        onLine(pending.slice(0, newline))
+        pending = pending.slice(newline + 1)
+        newline = pending.indexOf('\n')
+      }
+    })
+    child.on('error', (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer)
+      if (pending !== '') onLine(pending)
+      const killed = crashed && signal === 'SIGKILL'
+      if (!crashed) error ??= `the crash child exited (code ${exitCode}, signal ${signal}) before the crash point ${JSON.stringify(options.crashPoint)}`
+      else if (!killed) error ??= `the crash child did not die by SIGKILL (code ${exitCode}, signal ${signal})`
+      resolve({ killed, durableAcked: acks, exitCode, signal, stderr, error })
+    })
+  })
+}

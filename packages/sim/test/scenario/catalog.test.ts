@@ -1,0 +1,138 @@
+/**
+ * The scenario catalog (`scenarios/`, issue 6): every file loads and resolves, the catalog is big enough,
+ * names are unique and equal their file stems, and every fault id of §13.1 (FAULT-01…17), §13.2
+ * (FAULT-20…33) and §13.4 (FAULT-50…57) is exercised.
+ *
+ * Coverage rule: an id counts as covered when some scenario lists it as a fault `kind`. Ids whose condition
+ * is created by the transcript or policy rather than injected (FAULT-33: pressure still high after a
+ * successful bracket; FAULT-08: `maxOverflowRetries: 0`) still list their kind — the runner treats such
+ * kinds as labels — so coverage needs no side channel. The file name is a second, checked marker: a file of
+ * `faults/` or `crash/` is named `fault-NN-<slug>.yaml` and must list FAULT-NN among its kinds, and its header
+ * comment must cite that id and a protocol section.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { basename, join, relative, resolve, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { loadScenario } from '../../src/scenario/load.ts'
+import { faultTargetOf, resolveScenario, type ResolvedScenario } from '../../src/scenario/resolve.ts'
+import { FAULT_KINDS, type FaultKind } from '../../src/scenario/types.ts'
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url))
+const CATALOG = join(ROOT, 'scenarios')
+const FOLDERS = ['smoke', 'policy', 'faults', 'crash'] as const
+const SCHEMA_LINE = '# yaml-language-server: $schema=../../packages/sim/schema/scenario.schema.json'
+const FILES_MIN = 40
+const FAULT_FILE = /^fault-(\d{2})-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$/
+
+/** The §13.1, §13.2 and §13.4 ids: conversation, compaction (summarizer) and crash targets. */
+const REQUIRED: readonly FaultKind[] = FAULT_KINDS.filter((kind) => {
+  const target = faultTargetOf(kind)
+  return target === 'conversation' || target === 'compaction' || target === 'crash'
+})
+
+interface Entry {
+  /** Path relative to the repository root, `/`-separated (as `sim run` names it). */
+  file: string
+  folder: string
+  stem: string
+  text: string
+  scenario: ResolvedScenario
+}
+
+/** Every `.yaml` file below `scenarios/`, sorted, as repository-relative paths. */
+function catalogFiles(): string[] {
+  return readdirSync(CATALOG, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.yaml') || name.endsWith('.yml'))
+    .map((name) => relative(ROOT, join(CATALOG, name)).split(sep).join('/'))
+    .sort()
+}
+
+/** The leading comment block of a scenario file (the lines before the first non-comment line). */
+function headerComment(text: string): string {
+  const lines = text.split('\n')
+  const end = lines.findIndex((line) => !line.startsWith('#'))
+  return lines.slice(0, end < 0 ? lines.length : end).join('\n')
+}
+
+const entries: Entry[] = []
+
+beforeAll(async () => {
+  for (const file of catalogFiles()) {
+    const path = join(ROOT, file)
+    const raw = await loadScenario(path)
+    entries.push({
+      file,
+      folder: file.split('/')[1] ?? '',
+      stem: basename(file).replace(/\.ya?ml$/, ''),
+      text: readFileSync(path, 'utf8'),
+      scenario: resolveScenario(raw, { file }),
+    })
+  }
+})
+
+describe('scenario catalog', () => {
+  it(`holds at least ${FILES_MIN} scenarios, all in the four concern folders`, () => {
+    expect(entries.length).toBeGreaterThanOrEqual(FILES_MIN)
+    expect(entries.filter((e) => !(FOLDERS as readonly string[]).includes(e.folder)).map((e) => e.file)).toEqual([])
+    for (const folder of FOLDERS) expect(entries.some((e) => e.folder === folder), folder).toBe(true)
+  })
+
+  it('names every scenario after its file stem, uniquely', () => {
+    expect(entries.filter((e) => e.scenario.name !== e.stem).map((e) => `${e.file}: ${e.scenario.name}`)).toEqual([])
+    const names = entries.map((e) => e.scenario.name)
+    expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([])
+  })
+
+  it('starts every file with the schema line, and the schema it names exists', () => {
+    expect(entries.filter((e) => !e.text.startsWith(`${SCHEMA_LINE}\n`)).map((e) => e.file)).toEqual([])
+    const schema = SCHEMA_LINE.slice(SCHEMA_LINE.indexOf('=') + 1)
+    for (const folder of FOLDERS) expect(existsSync(resolve(CATALOG, folder, schema)), folder).toBe(true)
+  })
+
+  it('gives every scenario an expectation besides the default invariants', () => {
+    const bare = entries.filter(({ scenario: { expect: x } }) => {
+      const counted = Object.values(x.counts).some((range) => range !== null)
+      return x.outcome === null && !counted && x.events.length === 0 && x.finalPressure === null && x.finalSurfaceNodes === null
+    })
+    expect(bare.map((e) => e.file)).toEqual([])
+  })
+
+  it('covers every FAULT id of §13.1, §13.2 and §13.4 as a fault kind', () => {
+    expect(REQUIRED).toHaveLength(17 + 14 + 8)
+    const kinds = new Set(entries.flatMap((e) => e.scenario.faults.map((f) => f.kind)))
+    expect(REQUIRED.filter((kind) => !kinds.has(kind))).toEqual([])
+  })
+
+  it('names each faults/ and crash/ file after a FAULT id it injects, cited with its § in the header', () => {
+    const problems: string[] = []
+    for (const e of entries.filter((x) => x.folder === 'faults' || x.folder === 'crash')) {
+      const match = FAULT_FILE.exec(basename(e.file))
+      if (match === null) {
+        problems.push(`${e.file}: not named fault-NN-<slug>.yaml`)
+        continue
+      }
+      const kind = `FAULT-${match[1] ?? ''}` as FaultKind
+      const target = FAULT_KINDS.includes(kind) ? faultTargetOf(kind) : null
+      const wanted = e.folder === 'crash' ? target === 'crash' : target === 'conversation' || target === 'compaction'
+      if (!wanted) problems.push(`${e.file}: ${kind} does not belong in ${e.folder}/`)
+      if (!e.scenario.faults.some((f) => f.kind === kind)) problems.push(`${e.file}: lists no fault of kind ${kind}`)
+      const header = headerComment(e.text)
+      if (!header.includes(kind) || !header.includes('§')) problems.push(`${e.file}: the header comment does not cite ${kind} and its §`)
+    }
+    expect(problems).toEqual([])
+  })
+
+  it('cites a protocol section in the header of every policy scenario', () => {
+    const policy = entries.filter((e) => e.folder === 'policy')
+    expect(policy.length).toBeGreaterThanOrEqual(5)
+    expect(policy.filter((e) => !headerComment(e.text).includes('§')).map((e) => e.file)).toEqual([])
+  })
+
+  it('resolves every crash scenario with a crash point', () => {
+    const crash = entries.filter((e) => e.folder === 'crash')
+    const pointless = crash.filter((e) => !e.scenario.faults.some((f) => f.target === 'crash' && f.when.afterEvent !== null))
+    expect(crash.length).toBeGreaterThanOrEqual(8)
+    expect(pointless.map((e) => e.file)).toEqual([])
+  })
+})
