@@ -3,7 +3,9 @@
  * not `vitest bench` (vitest 4 bundles tinybench 2). Options: `--seed <uint32>` (default 1) picks the
  * synthetic log; `--check` exits 1 when a bounded ratio (fold append, meter, loop per-step) exceeds its bound
  * (off by default: timings on a shared 2-core machine are noisy, so CI does not gate on them). The pressure
- * cycle ratio is informational: its region grows with the session.
+ * cycle ratio is informational: its region grows with the session. `--dsh` runs only `dsh.bench.ts` instead: the
+ * reference core vs the released DSH engine on the same synthetic prefix at 1k/10k/30k events (it replaces
+ * `Date.now` and `randomUUID` process-wide, so it never shares a run with the other benches).
  */
 import { parseArgs } from 'node:util'
 import { APPEND_BATCH_EVENTS, APPEND_RATIO_MAX, FOLD_SIZES, runFoldBench, type FoldBenchRow } from './fold.bench.ts'
@@ -14,7 +16,7 @@ import { runMeterBench } from './meter.bench.ts'
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
-  options: { seed: { type: 'string', default: '1' }, check: { type: 'boolean', default: false } },
+  options: { seed: { type: 'string', default: '1' }, check: { type: 'boolean', default: false }, dsh: { type: 'boolean', default: false } },
   strict: true,
 })
 const seed = Number(values.seed)
@@ -25,6 +27,12 @@ if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
 
 process.stdout.write(`SEED=${seed} node=${process.version}\n`)
 const startedMs = performance.now()
+if (values.dsh) {
+  const { formatDshRows, runDshBench } = await import('./dsh.bench.ts')
+  process.stdout.write(`\nreference core vs released DSH engine 0.1.0-rc.8, same synthetic prefix (ratios reference/official)\n`)
+  process.stdout.write(`${formatDshRows(await runDshBench({ seed }))}\ntotal ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
+  process.exit(0)
+}
 const rows = await runFoldBench({ seed })
 process.stdout.write(`\n${formatTable(rows)}\n`)
 

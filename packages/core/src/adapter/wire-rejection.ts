@@ -55,7 +55,8 @@ function messageOf(body: unknown, text: string, status: number | undefined): str
 /**
  * Classifies one rejection per the §1.2.2 table:
  * - 400 (or in-band) with `error.code` `context_length_exceeded`, or a message containing
- *   "maximum context length" → `CONTEXT_WINDOW_EXCEEDED` (OpenAI and DeepSeek rows);
+ *   "maximum context length" → `CONTEXT_WINDOW_EXCEEDED` (OpenAI and DeepSeek rows); 400 (or in-band)
+ *   `invalid_request_error` whose message starts "prompt is too long" → the same (Anthropic messages row);
  * - 400 (or in-band) with `error.type` `image_offload_required` or `error.code` `IMAGE_OFFLOAD_REQUIRED`
  *   → `IMAGE_OFFLOAD_REQUIRED`, `offloadImages` copied when it is a finite number (a zero or fractional
  *   count is passed on so that the core can refuse it, FAULT-15);
@@ -93,6 +94,9 @@ export function classifyWireRejection(rejection: WireRejection): LlmFailure {
   }
   if (badRequest && (code === 'context_length_exceeded' || message.toLowerCase().includes('maximum context length'))) {
     return failure(FailureCode.CONTEXT_WINDOW_EXCEEDED)
+  }
+  if (badRequest && type === 'invalid_request_error' && message.toLowerCase().startsWith('prompt is too long')) {
+    return failure(FailureCode.CONTEXT_WINDOW_EXCEEDED) // the Anthropic messages row
   }
   if (status === 429) return failure(FailureCode.RATE_LIMIT)
   if (status !== undefined && status >= 500 && status <= 599) return failure(FailureCode.SERVER)

@@ -76,6 +76,13 @@ export interface AgentOptions {
   readonly onRequest?: (request: ConversationCapture) => void
   /** Warnings of the overflow listener (§3.10); discarded when absent. */
   readonly warn?: (message: string) => void
+  /**
+   * `omit` models direct API use (§13.1 FAULT-09): requests are dispatched without logging `request/header`
+   * or `request/context`, so the log has no routed target (§2.7) and automatic policy and overflow recovery
+   * do nothing. Such a log no longer records the call configuration (§10), so this exists to exercise that
+   * path only. Default `log`.
+   */
+  readonly requestHeaders?: 'log' | 'omit'
 }
 
 /** How a turn ended. */
@@ -295,12 +302,13 @@ export class Agent {
     const log = this.log
     const info = await this.modelInfo(route, signal)
     const header: EpochHeader = requestHeader(route, info, this.tools)
-    const record = headerRecord(log, header, this.loggedHeader)
+    const logged = this.options.requestHeaders !== 'omit'
+    const record = logged ? headerRecord(log, header, this.loggedHeader) : null
     if (record !== null) {
       this.append({ type: 'request/header', data: record })
       this.loggedHeader = true
     }
-    const context = routeContextRecord(log, route, info)
+    const context = logged ? routeContextRecord(log, route, info) : null
     if (context !== null) this.append({ type: 'request/context', data: context })
     const nodes = deriveNodeMessages(log, this.readOnlyPath)
     const logRevisionAtDispatch = log.length

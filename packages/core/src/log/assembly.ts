@@ -33,28 +33,19 @@ export function assembleAttempt(chunks: readonly StreamChunk[]): AssembledAttemp
   const blocks = new Map<number, OpenBlock>()
   let usage: TokenUsage | undefined
   let finish: FinishReason = { kind: 'stop' }
-  const open = (index: number, type: string): OpenBlock => {
-    let b = blocks.get(index)
-    if (b === undefined) {
-      b = { type, text: '', id: undefined, name: undefined, args: '', final: undefined }
-      blocks.set(index, b)
-      order.push(index)
-    }
-    return b
-  }
   for (const c of chunks) {
     switch (c.type) {
       case 'block-start':
-        open(c.index, c.blockType)
+        openBlock(blocks, order, c.index, c.blockType)
         break
       case 'text-delta':
       case 'reasoning-delta': {
-        const b = open(c.index, c.type === 'text-delta' ? 'text' : 'reasoning')
+        const b = openBlock(blocks, order, c.index, c.type === 'text-delta' ? 'text' : 'reasoning')
         if (b.final === undefined) b.text += c.text
         break
       }
       case 'tool-call-delta': {
-        const b = open(c.index, 'tool-call')
+        const b = openBlock(blocks, order, c.index, 'tool-call')
         if (b.final === undefined) {
           b.id = c.id
           if (c.name !== undefined) b.name = c.name
@@ -63,7 +54,7 @@ export function assembleAttempt(chunks: readonly StreamChunk[]): AssembledAttemp
         break
       }
       case 'block-end': {
-        const b = open(c.index, c.block.type)
+        const b = openBlock(blocks, order, c.index, c.block.type)
         if (b.final === undefined) b.final = c.block
         break
       }
@@ -83,6 +74,17 @@ export function assembleAttempt(chunks: readonly StreamChunk[]): AssembledAttemp
   const result: AssembledAttempt = { blocks: finish.kind === 'max-tokens' ? out.filter((b) => b.type !== 'tool-call') : out, finish }
   if (usage !== undefined) result.usage = usage
   return result
+}
+
+/** The open block at `index`, created (and its index recorded in `order`) on first sight. */
+function openBlock(blocks: Map<number, OpenBlock>, order: number[], index: number, type: string): OpenBlock {
+  let b = blocks.get(index)
+  if (b === undefined) {
+    b = { type, text: '', id: undefined, name: undefined, args: '', final: undefined }
+    blocks.set(index, b)
+    order.push(index)
+  }
+  return b
 }
 
 function fromDeltas(index: number, b: OpenBlock): ContentBlock {

@@ -139,15 +139,20 @@ async function* fileChunks(path: string, chunkSize: number): AsyncGenerator<Uint
 // ---------------------------------------------------------------------------------------------
 // Lines: split, then number and classify (shared by the byte and the text paths)
 
-interface RawLine {
-  text: string
-  terminated: boolean
-  offset: number
-  invalidUtf8: boolean
+/**
+ * A line before numbering: already a `LogLine` (one object per line; `line` and `last` are filled in when the
+ * sequencer releases it).
+ */
+type RawLine = LogLine
+
+function rawLine(text: string, terminated: boolean, offset: number): RawLine {
+  return { line: 0, text, last: false, terminated, offset }
 }
 
 function rawFromBytes(bytes: Buffer, terminated: boolean, offset: number): RawLine {
-  return { text: bytes.toString('utf8'), terminated, offset, invalidUtf8: !isUtf8(bytes) }
+  const raw = rawLine(bytes.toString('utf8'), terminated, offset)
+  if (!isUtf8(bytes)) raw.invalidUtf8 = true
+  return raw
 }
 
 /** Raw lines of `block` (complete lines joined by '\n', no final newline) starting at byte `offset`. */
@@ -161,7 +166,7 @@ function blockLines(block: Buffer, offset: number): RawLine[] {
     for (;;) {
       const nl = text.indexOf('\n', pos)
       const line = text.slice(pos, nl < 0 ? text.length : nl)
-      out.push({ text: line, terminated: true, offset, invalidUtf8: false })
+      out.push(rawLine(line, true, offset))
       if (nl < 0) return out
       offset += (ascii ? line.length : Buffer.byteLength(line)) + 1
       pos = nl + 1
@@ -210,7 +215,7 @@ function splitText(text: string): RawLine[] {
   while (pos < text.length) {
     const nl = text.indexOf('\n', pos)
     const line = text.slice(pos, nl < 0 ? text.length : nl)
-    out.push({ text: line, terminated: nl >= 0, offset, invalidUtf8: false })
+    out.push(rawLine(line, nl >= 0, offset))
     if (nl < 0) break
     offset += Buffer.byteLength(line) + 1
     pos = nl + 1
@@ -246,9 +251,9 @@ class LineSequencer {
     if (raw.text === '' && raw.terminated) {
       throw new LogError('CORRUPT_LINE', 'empty line; every line of a log holds one JSON record (§1.1)', located(this.file, line))
     }
-    const out: LogLine = { line, text: raw.text, last, terminated: raw.terminated, offset: raw.offset }
-    if (raw.invalidUtf8) out.invalidUtf8 = true
-    return out
+    raw.line = line
+    raw.last = last
+    return raw
   }
 }
 

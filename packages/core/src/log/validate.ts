@@ -350,6 +350,82 @@ function checkContent(c: Check, value: unknown, field: string): void {
   }
 }
 
+// Fast paths: the common well-formed shapes, accepted without building the located field names that only a
+// failure needs (validation runs on every event a reader or the checker reads). Each accepts a subset of what
+// the full check it guards accepts, and the full check runs whenever it declines, so results and errors are
+// unchanged.
+
+/** Nested tool-result levels the fast path follows before it declines. */
+const FAST_NESTING_MAX = 4
+
+function isNonNegInt(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) >= 0
+}
+
+/** True when `checkContent` would accept `value` (declines images and deep nesting). */
+function wellFormedContent(value: unknown, depth: number): boolean {
+  if (!Array.isArray(value)) return false
+  for (let i = 0; i < value.length; i++) {
+    const b: unknown = value[i]
+    if (!isPlainObject(b)) return false
+    const type = b['type']
+    switch (type) {
+      case 'text':
+      case 'reasoning':
+        if (typeof b['text'] !== 'string') return false
+        break
+      case 'tool-call':
+        if (typeof b['id'] !== 'string' || typeof b['name'] !== 'string' || typeof b['arguments'] !== 'string') return false
+        break
+      case 'tool-result':
+        if (typeof b['toolCallId'] !== 'string' || (Object.hasOwn(b, 'isError') && typeof b['isError'] !== 'boolean')) return false
+        if (depth >= FAST_NESTING_MAX || !wellFormedContent(b['content'], depth + 1)) return false
+        break
+      case 'image':
+        return false
+      default:
+        if (typeof type !== 'string') return false
+    }
+  }
+  return true
+}
+
+/** True when `checkSource` would accept `value`. */
+function wellFormedSource(value: unknown): boolean {
+  if (!isPlainObject(value)) return false
+  switch (value['kind']) {
+    case 'user':
+      return true
+    case 'plugin':
+      return typeof value['plugin'] === 'string'
+    case 'model':
+      return typeof value['provider'] === 'string' && typeof value['model'] === 'string'
+    case 'tool':
+      return typeof value['callId'] === 'string'
+    default:
+      return false
+  }
+}
+
+/** True when `checkChunk` would accept `value` (declines usage and finish chunks). */
+function wellFormedChunk(value: unknown): boolean {
+  if (!isPlainObject(value) || !isNonNegInt(value['index'])) return false
+  switch (value['type']) {
+    case 'block-start':
+      return typeof value['blockType'] === 'string'
+    case 'text-delta':
+    case 'reasoning-delta':
+      return typeof value['text'] === 'string'
+    case 'tool-call-delta':
+      return typeof value['id'] === 'string' && typeof value['argumentsDelta'] === 'string' &&
+        (!Object.hasOwn(value, 'name') || typeof value['name'] === 'string')
+    case 'block-end':
+      return isPlainObject(value['block']) && wellFormedContent([value['block']], 0)
+    default:
+      return false
+  }
+}
+
 function checkSource(c: Check, value: unknown, field: string): Obj {
   const s = c.obj(value, field)
   const kind = c.oneOf(s['kind'], SOURCE_KINDS, `${field}.kind`) as (typeof SOURCE_KINDS)[number]
@@ -373,6 +449,8 @@ function checkSource(c: Check, value: unknown, field: string): Obj {
 }
 
 function checkMessage(c: Check, value: unknown, field: string, role: 'system' | 'user' | 'assistant'): Obj {
+  if (isPlainObject(value) && typeof value['id'] === 'string' && value['role'] === role && wellFormedContent(value['content'], 0) &&
+    wellFormedSource(value['source'])) return value
   const m = c.obj(value, field)
   c.str(m['id'], `${field}.id`)
   if (m['role'] !== role) c.expected(`${field}.role`, `'${role}'`, m['role'])
@@ -431,6 +509,7 @@ function checkFinishReason(c: Check, value: unknown, field: string): void {
 }
 
 function checkChunk(c: Check, value: unknown, field: string): void {
+  if (wellFormedChunk(value)) return
   const ch = c.obj(value, field)
   const type = c.oneOf(ch['type'], CHUNK_TYPES, `${field}.type`) as (typeof CHUNK_TYPES)[number]
   switch (type) {
@@ -711,6 +790,34 @@ export function validateEvent(raw: unknown, opts: ValidateOptions): LogEvent {
   return validate(raw, opts, true)
 }
 
+/** True for -0 and non-finite numbers (`x - x` is NaN exactly for NaN and ±Infinity). */
+function isLossyNumber(x: number): boolean {
+  return x - x !== 0 || (x === 0 && 1 / x < 0)
+}
+
+/** Levels `hasLossyNumberShallow` recurses before it hands a subtree to the iterative `hasLossyNumber`. */
+const LOSSY_RECURSION_MAX = 32
+
+/**
+ * `hasLossyNumber` without the explicit stack (no allocation: it runs on every parsed line); a value nested
+ * deeper than `LOSSY_RECURSION_MAX` is finished by the iterative walk, so the call stack stays bounded.
+ */
+function hasLossyNumberShallow(value: object, depth: number): boolean {
+  if (depth > LOSSY_RECURSION_MAX) return hasLossyNumber(value)
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const x: unknown = value[i]
+      if (typeof x === 'object' ? x !== null && hasLossyNumberShallow(x, depth + 1) : typeof x === 'number' && isLossyNumber(x)) return true
+    }
+    return false
+  }
+  for (const key in value) {
+    const x: unknown = (value as Obj)[key]
+    if (typeof x === 'object' ? x !== null && hasLossyNumberShallow(x, depth + 1) : typeof x === 'number' && isLossyNumber(x)) return true
+  }
+  return false
+}
+
 /** True when a JSON.parse result holds -0 or a non-finite number (structure is JSON.parse's, so numbers are the only risk). */
 function hasLossyNumber(value: unknown): boolean {
   const stack: unknown[] = [value]
@@ -734,7 +841,8 @@ function hasLossyNumber(value: unknown): boolean {
  * reduced to what JSON.parse can get wrong (-0 and ±Infinity numbers; its structure is always plain).
  */
 export function validateParsedEvent(raw: unknown, opts: ValidateOptions): LogEvent {
-  return validate(raw, opts, hasLossyNumber(raw))
+  const lossy = typeof raw === 'object' && raw !== null ? hasLossyNumberShallow(raw, 0) : typeof raw === 'number' && isLossyNumber(raw)
+  return validate(raw, opts, lossy)
 }
 
 function validate(raw: unknown, opts: ValidateOptions, scanLoss: boolean): LogEvent {

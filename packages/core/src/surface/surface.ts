@@ -45,7 +45,8 @@ export function pairingDelta(event: LogEvent): number {
 export class Surface implements SurfaceView {
   private readonly order: Seq[] = []
   private readonly positions = new Map<number, number>()
-  private readonly shadowed = new Set<number>()
+  /** Every seq a replacement took off the surface: one bit per seq (design §6: memory bounded for a 1 GB log). */
+  private readonly shadowed = new SeqBits()
   /** balances[k] = Σ delta(nodes[0..k-1]); length = nodes.length + 1 (§4.1). */
   private readonly balances: number[] = [0]
   private generation = 0
@@ -128,6 +129,35 @@ export class Surface implements SurfaceView {
       if ((this.balances[k] as number) < 0) { this.negativeAt = k - 1; break }
     }
     return shadowed
+  }
+}
+
+/** Seqs per chunk of `SeqBits` (a power of two): 1,024 seqs in 128 bytes. */
+const BITS_PER_CHUNK = 1024
+
+/**
+ * A set of seqs stored as one bit per seq, in fixed-size chunks created on first use. Shadowed seqs are dense
+ * (a replacement shadows runs of surface nodes), so this holds a million-event log's shadowed nodes in a few
+ * hundred KiB where a `Set` of numbers needs tens of MiB; a chunk per stray seq bounds the sparse worst case.
+ */
+class SeqBits {
+  private readonly chunks = new Map<number, Uint32Array>()
+
+  add(seq: number): void {
+    const key = Math.floor(seq / BITS_PER_CHUNK)
+    let chunk = this.chunks.get(key)
+    if (chunk === undefined) this.chunks.set(key, chunk = new Uint32Array(BITS_PER_CHUNK / 32))
+    const bit = seq - key * BITS_PER_CHUNK
+    chunk[bit >>> 5] = (chunk[bit >>> 5] as number) | (1 << (bit & 31))
+  }
+
+  has(seq: number): boolean {
+    if (!Number.isInteger(seq)) return false
+    const key = Math.floor(seq / BITS_PER_CHUNK)
+    const chunk = this.chunks.get(key)
+    if (chunk === undefined) return false
+    const bit = seq - key * BITS_PER_CHUNK
+    return ((chunk[bit >>> 5] as number) & (1 << (bit & 31))) !== 0
   }
 }
 

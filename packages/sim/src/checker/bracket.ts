@@ -55,12 +55,36 @@ const inv10: Check = {
   }),
 }
 
-/** INV-11: numeric-owner brackets inside their turn, null-owner brackets between turns, no turn boundary inside a bracket. */
+/**
+ * Append faults whose bracket is left open for good (§13.5): FAULT-60 (success-path end refused) and FAULT-61
+ * (end{error} refused) leave a live orphan, and "every later entry point in this lifecycle reports busy" — so
+ * the session's later turns start and end while it is open.
+ */
+const ORPHAN_APPEND_FAULTS = ['FAULT-60', 'FAULT-61']
+
+/**
+ * INV-11: numeric-owner brackets inside their turn, null-owner brackets between turns, no turn boundary inside a
+ * bracket. Reading for a declared FAULT-60/61 (consistent with INV-19's "the fault's expected orphan"): a turn
+ * boundary crossing an open bracket is held back, and reported only if that bracket later shows another event
+ * (then it was no orphan); a bracket that stays open to the end of the log or to an end-seed is the orphan.
+ */
 const inv11: Check = {
   id: 'INV-11',
   family: 'bracket',
   statement: 'Owner enclosure: a numeric-owner bracket\'s events occur while that turn is open, a null-owner bracket\'s while no turn is open; no turn/start or turn/end while a bracket is open (except a repair run before an end-seed).',
-  create: (_ctx, r) => {
+  create: (ctx, r) => {
+    const orphanFault = hasFault(ctx.inputs, ORPHAN_APPEND_FAULTS)
+    /** Turn boundaries crossing a possibly orphaned bracket, by its compactionId (only with an orphan fault). */
+    const heldBack = new Map<string, Array<{ seq: number; message: string }>>()
+    const crossing = (seq: number, message: string, id: string): void => {
+      if (!orphanFault) {
+        r.violation(seq, message)
+        return
+      }
+      const held = heldBack.get(id) ?? []
+      held.push({ seq, message: `${message}, and the bracket continues at a later event (it is no FAULT-60/61 orphan)` })
+      heldBack.set(id, held)
+    }
     const enclosed = (seq: number, what: string, owner: number | null, m: CheckerModel): void => {
       const open = m.turn?.number ?? null
       if (owner === null && open !== null) r.violation(seq, `${what} of a turn: null bracket occurs while turn ${open} is open`)
@@ -73,7 +97,10 @@ const inv11: Check = {
         switch (event.type) {
           case 'turn/start':
           case 'turn/end':
-            if (b !== null && !item.repair) r.violation(event.seq, `${event.type} while bracket ${b.start.data.compactionId} (${at(b.start.seq)}) is open`)
+            if (b !== null && !item.repair) {
+              const id = b.start.data.compactionId
+              crossing(event.seq, `${event.type} while bracket ${id} (${at(b.start.seq)}) is open`, id)
+            }
             return
           case 'user/message':
             if (b !== null && isCheckpointEvent(event) && summaryBefore(event, m) !== null) enclosed(event.seq, 'the checkpoint', b.start.data.turn, m)
@@ -81,8 +108,15 @@ const inv11: Check = {
           case 'compaction/start':
             enclosed(event.seq, 'compaction/start', (event as SessionEvent<'compaction/start'>).data.turn, m)
             return
-          default:
-            if (b !== null) enclosed(event.seq, event.type, b.start.data.turn, m)
+          default: {
+            if (b === null) return
+            const held = heldBack.get(b.start.data.compactionId)
+            if (held !== undefined) {
+              heldBack.delete(b.start.data.compactionId)
+              for (const h of held) r.violation(h.seq, h.message)
+            }
+            enclosed(event.seq, event.type, b.start.data.turn, m)
+          }
         }
       },
     }
@@ -310,7 +344,11 @@ const ORPHAN_FAULTS = ['FAULT-50', 'FAULT-51', 'FAULT-52', 'FAULT-53', 'FAULT-60
 function repairOnly(e: LogEvent | null): boolean {
   if (e === null) return false
   if (e.type === 'turn/end') return (e as SessionEvent<'turn/end'>).data.reason.kind === 'interrupted'
-  if (e.type === 'tool/result') return (e as SessionEvent<'tool/result'>).data.error?.code === TOOL_OUTCOME_UNKNOWN
+  if (e.type === 'tool/result') {
+    // A pruned copy of a synthetic result (a §5.4 replacement keeps its error) is no repair closer (issue #8 fuzz finding).
+    const result = e as SessionEvent<'tool/result'>
+    return typeof result.surfaceOp !== 'object' && result.data.error?.code === TOOL_OUTCOME_UNKNOWN
+  }
   return false
 }
 

@@ -27,6 +27,18 @@ interface Live {
   disabled: boolean
 }
 
+/** A hook with the check it belongs to (so a throw disables that check). */
+interface BoundHook {
+  readonly live: Live
+  readonly hook: Hook
+}
+
+/** The hooks that see one event type, built once per type and run (dispatch table). */
+interface TypeHooks {
+  readonly before: BoundHook[]
+  readonly after: BoundHook[]
+}
+
 interface Tally {
   kept: number
   suppressed: number
@@ -41,7 +53,7 @@ export class Dispatcher {
   private readonly inputs: Live[] = []
   private readonly coverage = new Map<InvariantId, Coverage>()
   private readonly tallies = new Map<InvariantId, Tally>()
-  private readonly byType = new Map<string, { before: Array<[Live, Hook]>; after: Array<[Live, Hook]> }>()
+  private readonly byType = new Map<string, TypeHooks>()
   private readonly violationsList: Violation[] = []
   private readonly failures: InternalFailure[] = []
   private readonly reporters = new Map<InvariantId, Reporter>()
@@ -113,14 +125,14 @@ export class Dispatcher {
     return true
   }
 
-  private run(hooks: ReadonlyArray<[Live, Hook]>, event: LogEvent, item: FoldItem, model: CheckerModel): void {
+  private run(hooks: readonly BoundHook[], event: LogEvent, item: FoldItem, model: CheckerModel): void {
     for (let i = 0; i < hooks.length; i++) {
-      const [l, hook] = hooks[i] as [Live, Hook]
-      if (l.disabled) continue
+      const h = hooks[i] as BoundHook
+      if (h.live.disabled) continue
       try {
-        hook(event, item, model)
+        h.hook(event, item, model)
       } catch (error) {
-        this.fail(l, error)
+        this.fail(h.live, error)
       }
     }
   }
@@ -145,15 +157,15 @@ export class Dispatcher {
     })
   }
 
-  private hooksFor(type: string): { before: Array<[Live, Hook]>; after: Array<[Live, Hook]> } {
+  private hooksFor(type: string): TypeHooks {
     let hooks = this.byType.get(type)
     if (hooks !== undefined) return hooks
     hooks = { before: [], after: [] }
     for (const l of this.live) {
       const types = l.hooks.types
       if (types !== undefined && !types.includes(type)) continue
-      if (l.hooks.before !== undefined) hooks.before.push([l, l.hooks.before])
-      if (l.hooks.after !== undefined) hooks.after.push([l, l.hooks.after])
+      if (l.hooks.before !== undefined) hooks.before.push({ live: l, hook: l.hooks.before })
+      if (l.hooks.after !== undefined) hooks.after.push({ live: l, hook: l.hooks.after })
     }
     this.byType.set(type, hooks)
     return hooks

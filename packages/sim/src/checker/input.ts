@@ -103,10 +103,16 @@ class Sequencer {
   private maxFolded = -1
 
   next(d: Decoded, line: number | null): Item {
+    return this.nextOf(d.event, d.writtenSeq, d.type, d.problems, d.source, line)
+  }
+
+  /** `next` without the `Decoded` record (the per-line fast path allocates only the item). */
+  nextOf(
+    event: LogEvent | null, s: number | null, type: string, given: readonly InputProblem[], source: string | unknown, line: number | null,
+  ): Item {
     const k = this.index++
-    const s = d.writtenSeq
     const effective = s ?? this.prevSeq + 1
-    let problems = d.problems
+    let problems = given
     if (s !== null && s !== k && s !== this.prevSeq + 1) {
       const what = s < k ? 'a duplicate or out-of-order seq' : 'a gap'
       problems = [{ id: 'INV-01', seq: k, message: `event line ${k} holds seq ${s} (${what}); the k-th event must hold seq k` }, ...problems]
@@ -114,7 +120,7 @@ class Sequencer {
     const duplicate = s !== null && s <= this.maxFolded
     this.prevSeq = effective
     if (!duplicate) this.maxFolded = Math.max(this.maxFolded, effective)
-    return new Item(k, line, effective, d.type, d.event, problems, duplicate, d.source)
+    return new Item(k, line, effective, type, event, problems, duplicate, source)
   }
 }
 
@@ -174,17 +180,15 @@ function decodeFileLine(l: LogLine, opts: DecodeOptions, options: InputOptions, 
   if (isHeaderRecord(decoded)) return
   if (isPackedChunkRow(decoded)) {
     for (const event of expandPackedRow(decoded)) {
-      out.push(sequencer.next({ event, writtenSeq: event.seq, type: event.type, problems: NO_PROBLEMS, source: l.text }, l.line))
+      out.push(sequencer.nextOf(event, event.seq, event.type, NO_PROBLEMS, l.text, l.line))
     }
     return
   }
   // A 'session' record that is not a header record (it has a seq) is judged as an event of an unknown type.
-  const d: Decoded = decoded.type === 'session'
-    ? judgeEvent(JSON.parse(l.text) as unknown, options, l.text)
-    : l.text.length > 2 * NESTING_DEPTH_MAX && tooDeep(decoded)
-      ? opaque(decoded.seq, decoded.type, [depthProblem(decoded.seq)], l.text)
-      : { event: decoded, writtenSeq: decoded.seq, type: decoded.type, problems: NO_PROBLEMS, source: l.text }
-  out.push(sequencer.next(d, l.line))
+  if (decoded.type === 'session') out.push(sequencer.next(judgeEvent(JSON.parse(l.text) as unknown, options, l.text), l.line))
+  else if (l.text.length > 2 * NESTING_DEPTH_MAX && tooDeep(decoded)) {
+    out.push(sequencer.next(opaque(decoded.seq, decoded.type, [depthProblem(decoded.seq)], l.text), l.line))
+  } else out.push(sequencer.nextOf(decoded, decoded.seq, decoded.type, NO_PROBLEMS, l.text, l.line))
 }
 
 /** A line the codec refused: a dropped torn tail, an input error, or an event judged for its problems. */

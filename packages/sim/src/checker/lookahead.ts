@@ -48,11 +48,13 @@ export class RepairLookahead {
   private release(repair: boolean): void {
     if (this.prev !== null) this.emit(this.prev)
     this.prev = null
-    for (const item of this.run) {
+    const run = this.run
+    if (run.length === 0) return // the common case: nothing held back, nothing to allocate
+    this.run = []
+    for (const item of run) {
       item.repair = repair
       this.emit(item)
     }
-    this.run = []
   }
 }
 

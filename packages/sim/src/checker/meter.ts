@@ -12,7 +12,8 @@
 import {
   anchorOf, assembleAttempt, blockPrice, countImages, envelopePrice, fixedPrice, harnessReadOnlyPath, imageOffloadProjection, measureAgainst,
   messageContent, ROLE_OVERHEAD, routePrice, deriveEventMessage,
-  type Baseline, type Dialect, type EpochHeader, type EventDataMap, type LogEvent, type Message, type MeterAnchor, type ReadOnlyPathResolver,
+  type Baseline, type ContentBlock, type Dialect, type EpochHeader, type EventDataMap, type LogEvent, type Message, type MeterAnchor,
+  type ReadOnlyPathResolver,
   type SessionEvent, type StreamChunk,
 } from '@compaction-sim/core'
 
@@ -174,7 +175,7 @@ export class ReferenceMeter {
 
   private noteImages(seq: number): void {
     const event = this.source.event(seq)
-    if (event !== undefined && countImages(messageContent(event)) > 0) this.imageNodes.add(seq)
+    if (event !== undefined && hasImage(messageContent(event), 0)) this.imageNodes.add(seq)
   }
 
   private reprice(seq: number): void {
@@ -185,3 +186,23 @@ export class ReferenceMeter {
     this.total += tokens - old
   }
 }
+
+/**
+ * True when `countImages(content) > 0` (§6.2's depth-first walk), without allocating: it runs for every
+ * appended node. Nesting beyond `NESTED_RESULTS_MAX` tool results falls back to core's `countImages`.
+ */
+function hasImage(content: readonly ContentBlock[], depth: number): boolean {
+  if (depth > NESTED_RESULTS_MAX) return countImages(content) > 0
+  for (let i = 0; i < content.length; i++) {
+    const b = content[i] as ContentBlock
+    if (b.type === 'image') return true
+    if (b.type === 'tool-result') {
+      const inner: unknown = b['content']
+      if (Array.isArray(inner) && hasImage(inner as ContentBlock[], depth + 1)) return true
+    }
+  }
+  return false
+}
+
+/** Nested tool results `hasImage` recurses through before it hands the rest to `countImages`. */
+const NESTED_RESULTS_MAX = 64

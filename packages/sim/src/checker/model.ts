@@ -15,8 +15,9 @@
 import {
   assertNever, deriveNodeMessages, harnessReadOnlyPath, isSurfaceType, resolveCompactSpec, resolveTargetPolicy, SessionState, TargetPressureConfigError,
   type CompactSpec, type DerivedMessage, type DeriveSource, type Dialect, type EpochHeader, type LlmFailure, type LogEvent,
-  type ReplaceOp, type RouteTarget, type SessionEvent, type StreamChunk, type SurfaceOp, type TargetPolicy,
+  type ReplaceOp, type RouteTarget, type SessionEvent, type StreamChunk, type SurfaceOp, type SurfaceView, type TargetPolicy,
 } from '@compaction-sim/core'
+import { LiveEvents } from './live-events.ts'
 import { ReferenceMeter, type MeterSource, type PressureReading } from './meter.ts'
 import type { FoldItem, RunInputs } from './types.ts'
 
@@ -106,7 +107,8 @@ export type PolicyFigures =
 export class CheckerModel implements MeterSource, DeriveSource {
   readonly state: SessionState
   readonly meter: ReferenceMeter
-  private readonly live = new Map<number, LogEvent>()
+  /** Events of the live surface nodes (a table that does not re-allocate as the surface churns; see `LiveEvents`). */
+  private readonly live = new LiveEvents()
   private readonly contextByRoute = new Map<string, number | undefined>()
   turn: TurnState | null = null
   step: StepState | null = null
@@ -166,9 +168,8 @@ export class CheckerModel implements MeterSource, DeriveSource {
     const surface = this.state.surface
     const i = surface.position(start)
     const j = surface.position(end)
-    const why = (seq: number): string => surface.isShadowed(seq) ? `node ${seq} was shadowed` : `seq ${seq} is not a surface node`
-    if (i < 0) return { ok: false, reason: `start ${start} is not a current node (${why(start)})` }
-    if (j < 0) return { ok: false, reason: `end ${end} is not a current node (${why(end)})` }
+    if (i < 0) return { ok: false, reason: `start ${start} is not a current node (${whyNotNode(surface, start)})` }
+    if (j < 0) return { ok: false, reason: `end ${end} is not a current node (${whyNotNode(surface, end)})` }
     if (i > j) return { ok: false, reason: `the span is reversed: node ${start} is at position ${i}, after node ${end} at position ${j}` }
     return { ok: true, startPosition: i, endPosition: j, seqs: surface.nodes.slice(i, j + 1) }
   }
@@ -423,6 +424,11 @@ function citedChunks(list: readonly number[], step: StepState): readonly StreamC
     out.push(step.attemptChunks[i] as StreamChunk)
   }
   return out
+}
+
+/** Why `seq` is not a current node (for span messages). */
+function whyNotNode(surface: SurfaceView, seq: number): string {
+  return surface.isShadowed(seq) ? `node ${seq} was shadowed` : `seq ${seq} is not a surface node`
 }
 
 /** The key of a route in capacity maps (`provider\u0000model`). */

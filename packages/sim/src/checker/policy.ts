@@ -193,6 +193,20 @@ function textKey(text: string): string {
   return `${text.length}:${h1.toString(36)}:${h2.toString(36)}`
 }
 
+/** Characters `sampleKey` reads besides the length (spread evenly over the text). */
+const SAMPLED_CHARS = 8
+
+/** A 31-bit fingerprint of a text from its length and a few evenly spaced characters; equal texts have equal keys. */
+function sampleKey(text: string): number {
+  const n = text.length
+  let h = Math.imul(n, 0x9e3779b1)
+  if (n > 0) {
+    for (let k = 0; k < SAMPLED_CHARS; k++) h = Math.imul(h ^ text.charCodeAt(Math.floor((k * n) / SAMPLED_CHARS)), 0x01000193)
+    h = Math.imul(h ^ text.charCodeAt(n - 1), 0x01000193)
+  }
+  return h >>> 1
+}
+
 /** INV-30: no compaction record on the surface; the raw summary text reaches the surface only inside its checkpoint. */
 const inv30: Check = {
   id: 'INV-30',
@@ -200,8 +214,11 @@ const inv30: Check = {
   statement: 'No compaction records on the surface, no duplicate history: no compaction/* or image/offload node; the raw summary text appears on the surface only inside its checkpoint.',
   create: (_ctx, r) => {
     const summaries = new Map<string, number>()
-    /** Lengths of the remembered texts: a text of another length cannot match, so it is not hashed (the common case). */
-    const lengths = new Set<number>()
+    /**
+     * Cheap fingerprints (`sampleKey`) of the remembered texts: a text whose fingerprint is not here cannot match,
+     * so it is not hashed in full (the common case: every surface text block is looked up).
+     */
+    const samples = new Set<number>()
     return {
       types: ['compaction/summary', 'system/message', 'user/message', 'assistant/message', 'tool/result'],
       before: (event, _item, m) => {
@@ -210,7 +227,7 @@ const inv30: Check = {
             const text = blockText(b)
             if (text !== undefined && hasNonWhitespace(text)) {
               summaries.set(textKey(text), event.seq)
-              lengths.add(text.length)
+              samples.add(sampleKey(text))
             }
           }
           return
@@ -220,7 +237,7 @@ const inv30: Check = {
         if (message === null) return
         for (const b of message.content) {
           const text = blockText(b)
-          if (text === undefined || b.type !== 'text' || !lengths.has(text.length)) continue
+          if (text === undefined || b.type !== 'text' || !samples.has(sampleKey(text))) continue
           const from = summaries.get(textKey(text))
           if (from !== undefined) r.violation(event.seq, `the raw summary text of ${at(from)} appears on the surface outside its checkpoint (a second copy of history)`)
         }

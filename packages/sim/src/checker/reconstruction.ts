@@ -121,7 +121,7 @@ const inv43: Check = {
   statement: 'Reconstruction theorem: each captured conversation request has messages = deriveMessages(log[0:L]) and the folded header\'s config and tools, and extends the previous request of the lifecycle when no header lies between them.',
   applicability: needsCapture,
   create: (ctx, r) => {
-    let previous: { revision: number; messages: readonly Message[]; lifecycle: number } | null = null
+    let previous: { revision: number; messages: readonly Message[]; lifecycle: number; generation: number } | null = null
     return captureHooks(ctx, r, (req, seq, m) => {
       if (req.purpose !== 'conversation') return
       const label = `captured request ${req.index} (revision ${req.logRevisionAtDispatch})`
@@ -142,11 +142,15 @@ const inv43: Check = {
       }
       const headerSeq = m.state.header?.seq ?? -1
       const p = previous
-      if (p !== null && p.lifecycle === m.lifecycle && p.revision < req.logRevisionAtDispatch && !(headerSeq >= p.revision && headerSeq < req.logRevisionAtDispatch)) {
+      const generation = m.state.surface.replaceGeneration
+      // rc.8 writes no header after a replacement (§14 D-05, and INV-42 does not apply there): a replacement between
+      // the two requests is that dialect's boundary, so the append-extension clause spans only replacement-free stretches.
+      const rc8Boundary = ctx.dialect === 'dsh-0.1.0-rc.8' && p !== null && p.generation !== generation
+      if (p !== null && !rc8Boundary && p.lifecycle === m.lifecycle && p.revision < req.logRevisionAtDispatch && !(headerSeq >= p.revision && headerSeq < req.logRevisionAtDispatch)) {
         const prefix = req.messages.length >= p.messages.length && firstDifference(p.messages, req.messages) === p.messages.length
         if (!prefix) r.violation(seq, `${label}: no request/header lies since the previous request (revision ${p.revision}), but its messages are not an append-extension of that request's`)
       }
-      previous = { revision: req.logRevisionAtDispatch, messages: req.messages, lifecycle: m.lifecycle }
+      previous = { revision: req.logRevisionAtDispatch, messages: req.messages, lifecycle: m.lifecycle, generation }
     })
   },
 }

@@ -6,8 +6,13 @@
 import { readFileSync } from 'node:fs'
 import yargs from 'yargs'
 import { checkCommand } from './commands/check.ts'
+import { conformCommand } from './commands/conform.ts'
 import { inspectCommand } from './commands/inspect.ts'
 import { runCommand } from './commands/run.ts'
+import { serveCommand } from './commands/serve.ts'
+import { sweepCommand } from './commands/sweep.ts'
+import { reportCommand } from './commands/report.ts'
+import { fuzzCommand } from './commands/fuzz.ts'
 import { classifyError, ExitCode, UsageError } from './exit-codes.ts'
 import { createOutput, processIo, resolveColorLevel, type CliIo, type CliOutput } from './output.ts'
 
@@ -47,6 +52,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       .command(inspectCommand(ctx))
       .command(checkCommand(ctx))
       .command(runCommand(ctx))
+      .command(conformCommand(ctx))
+      .command(serveCommand(ctx))
+      .command(sweepCommand(ctx))
+      .command(reportCommand(ctx))
+      .command(fuzzCommand(ctx))
       .command('$0', false, () => undefined, () => {
         throw new UsageError('a command is required')
       })

@@ -81,8 +81,14 @@ export function minimumSourceTokens(ratio = 0.5): number {
 }
 
 /**
+ * The opening sentence of the released 0.1.0-rc.8 engine's compaction instruction (its text differs from the seed's,
+ * §14.1 "Summarizer request"): the `dsh` subject's summary calls end with it, and it is not part of the region.
+ */
+export const RC8_INSTRUCTION_OPENING = 'You are now acting as a compaction engine for this AI coding assistant.'
+
+/**
  * The region of a compaction request (§8.2): without the system head at position 0 and without the final
- * instruction message (a user message whose only text is `COMPACTION_INSTRUCTION`).
+ * instruction message (a user message whose only text is `COMPACTION_INSTRUCTION`, or the rc.8 instruction).
  */
 export function regionOf(messages: readonly DecodedMessage[]): DecodedMessage[] {
   let start = 0
@@ -95,7 +101,7 @@ export function regionOf(messages: readonly DecodedMessage[]): DecodedMessage[] 
     last.role === 'user' &&
     last.content.length === 1 &&
     last.content[0]?.type === 'text' &&
-    last.content[0]['text'] === COMPACTION_INSTRUCTION
+    (last.content[0]['text'] === COMPACTION_INSTRUCTION || String(last.content[0]['text']).startsWith(RC8_INSTRUCTION_OPENING))
   )
     end--
   return messages.slice(start, end)
@@ -137,9 +143,17 @@ function priorBullets(summary: string, into: string[][]): void {
   }
 }
 
+/**
+ * A checkpoint by its framing: the seed preamble, or (rc.8 framing, §14.1 "Checkpoint framing": structure only) a
+ * first block ending with `\n\n<open tag>` and a last block equal to the close tag.
+ */
 function isCheckpoint(m: DecodedMessage): boolean {
   const first = m.content[0]
-  return m.role === 'user' && first?.type === 'text' && String(first['text']).startsWith(CHECKPOINT_PREAMBLE)
+  const last = m.content.at(-1)
+  if (m.role !== 'user' || first?.type !== 'text') return false
+  if (String(first['text']).startsWith(CHECKPOINT_PREAMBLE)) return true
+  return m.content.length >= 3 && String(first['text']).endsWith(`\n\n${CHECKPOINT_OPEN_TAG}`)
+    && last?.type === 'text' && last['text'] === CHECKPOINT_CLOSE_TAG
 }
 
 function candidates(region: readonly DecodedMessage[], bulletChars: number): string[][] {

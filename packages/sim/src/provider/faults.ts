@@ -28,7 +28,7 @@ import {
   serverRejection,
   unrecognisedRejection,
 } from './wire-response.ts'
-import { PromptCacheModel } from './prompt-cache.ts'
+import { promptTokensOf } from './prompt-cache.ts'
 
 /** Canonical codes a provider fault can inject. */
 export type InjectedCode =
@@ -259,7 +259,6 @@ export class FaultInjectingPlan implements ReplyPlan {
   private readonly base: ReplyPlan
   private readonly armed: ArmedFault[]
   private readonly counts = new Map<string, number>()
-  private readonly prompt = new PromptCacheModel(0)
   /** `[faultId, requestIndex]` of every firing, in order (for the report). */
   readonly fired: Array<[string, number]> = []
 
@@ -295,8 +294,8 @@ export class FaultInjectingPlan implements ReplyPlan {
     if (hit === undefined) return this.base.next(request)
     hit.fired++
     this.fired.push([hit.spec.id, request.index])
-    const estimate = this.prompt.estimate(request.model, request.messages, request.tools, request.modelInfo?.imageTokens)
-    return faultOutcome(hit.fault, request, this.base.peek?.(request), estimate.promptTokens)
+    const promptTokens = promptTokensOf(request.messages, request.tools, request.modelInfo?.imageTokens)
+    return faultOutcome(hit.fault, request, this.base.peek?.(request), promptTokens)
   }
 }
 

@@ -2,7 +2,8 @@
  * The transport-neutral mock provider (design §4 item 4, style rule 13): one WHATWG handler
  * `(Request) => Promise<Response>` per wire dialect, mounted by msw, nock or a real loopback server.
  *
- * Routes (any base path): `POST …/chat/completions` (streaming SSE or a JSON completion);
+ * Routes (any base path): `POST …/chat/completions` (streaming SSE or a JSON completion; wire `anthropic`:
+ * `POST …/messages` instead, with Anthropic's SSE events and error envelope, `anthropic-*.ts`);
  * `GET …/models/<id>` → `{id, object:'model', created:0, owned_by, context_window, image_tokens?,
  * default_max_tokens?}` (404 `model_not_found` for an unknown model); `GET …/models` → the list.
  * Anything else → 404. A malformed chat body → 400 `invalid_request_error` (recorded in `refused`).
@@ -13,7 +14,13 @@
  * nothing depends on the wall clock or on timing. Fault delivery follows `PlannedOutcome`; a planned
  * network error is `Response.error()`, which every mount turns into a failure before headers.
  */
-import { assertNever } from '@compaction-sim/core'
+import { assertNever, type JsonValue } from '@compaction-sim/core'
+import { parseAnthropicRequest } from './anthropic-request.ts'
+import {
+  anthropicEmptyEvents, anthropicError, anthropicErrorEvent, anthropicMessageBody, anthropicReplyEvents, toAnthropicRejection,
+  type AnthropicEvent,
+} from './anthropic-response.ts'
+import { resolveCacheContract, type CacheContractSpec } from '../metrics/contracts.ts'
 import { PromptCacheModel, estimatedUsage } from './prompt-cache.ts'
 import type {
   CapturedWireRequest,
@@ -41,10 +48,12 @@ export interface MockProviderOptions {
   deltaChars?: number
   /** Reject (overflow, §1.2.2) a request whose prompt estimate exceeds its model's window. Default false. */
   enforceContextWindow?: boolean
-  /** Prefix of completion ids. Default `chatcmpl-mock`. */
+  /** Prefix of completion ids. Default `chatcmpl-mock` (`msg_mock` on the anthropic wire). */
   idPrefix?: string
   /** Bound on captured requests; further chat requests get HTTP 500. Default 100 000. */
   requestsMax?: number
+  /** The prompt-cache contract the reported usage follows (issue #9). Default: the plain §9.3 model. */
+  cache?: CacheContractSpec
 }
 
 /** The resolved, frozen provider configuration. */
@@ -57,6 +66,7 @@ export interface MockProviderSpec {
   readonly enforceContextWindow: boolean
   readonly idPrefix: string
   readonly requestsMax: number
+  readonly cache: CacheContractSpec
 }
 
 /** Refused provider options (a caller bug). */
@@ -74,14 +84,15 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   'enforceContextWindow',
   'idPrefix',
   'requestsMax',
+  'cache',
 ])
 
 /** Resolves defaults once and freezes them. Throws `MockProviderConfigError` for unknown keys or bad values. */
 export function resolveMockProviderOptions(options: MockProviderOptions): MockProviderSpec {
   for (const key of Object.keys(options))
     if (!OPTION_KEYS.has(key)) throw new MockProviderConfigError(`unknown mock provider option "${key}"`)
-  if (options.wire !== 'openai' && options.wire !== 'deepseek')
-    throw new MockProviderConfigError(`wire must be "openai" or "deepseek", got ${String(options.wire)}`)
+  if (options.wire !== 'openai' && options.wire !== 'deepseek' && options.wire !== 'anthropic')
+    throw new MockProviderConfigError(`wire must be "openai", "deepseek" or "anthropic", got ${String(options.wire)}`)
   const deltaChars = options.deltaChars ?? 64
   if (!Number.isSafeInteger(deltaChars) || deltaChars < 2) throw new MockProviderConfigError('deltaChars must be an integer ≥ 2')
   const requestsMax = options.requestsMax ?? 100_000
@@ -99,8 +110,9 @@ export function resolveMockProviderOptions(options: MockProviderOptions): MockPr
     models,
     deltaChars,
     enforceContextWindow: options.enforceContextWindow ?? false,
-    idPrefix: options.idPrefix ?? 'chatcmpl-mock',
+    idPrefix: options.idPrefix ?? (options.wire === 'anthropic' ? 'msg_mock' : 'chatcmpl-mock'),
     requestsMax,
+    cache: options.cache ?? resolveCacheContract(),
   })
 }
 
@@ -116,6 +128,11 @@ function errorBody(message: string, type: string, code: string | null, param: st
 
 function sseFrame(data: string): Uint8Array {
   return encoder.encode(`data: ${data}\n\n`)
+}
+
+/** One named SSE event of the Anthropic wire. */
+function anthropicFrame(e: AnthropicEvent): Uint8Array {
+  return encoder.encode(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`)
 }
 
 /** Index of the finish chunk in `replyEvents` output: the last event before the optional usage chunk and `[DONE]`. */
@@ -171,10 +188,11 @@ export class MockProvider {
   readonly refused: RefusedWireRequest[] = []
   /** Errors thrown by the plan or the mock itself (answered with HTTP 500 `mock_internal_error`): a bug to report. */
   readonly internalErrors: Error[] = []
-  private readonly cache = new PromptCacheModel()
+  private readonly cache: PromptCacheModel
 
   constructor(options: MockProviderOptions) {
     this.spec = resolveMockProviderOptions(options)
+    this.cache = new PromptCacheModel(this.spec.cache)
     this.handle = this.handle.bind(this)
   }
 
@@ -193,7 +211,8 @@ export class MockProvider {
   private async route(request: Request): Promise<Response> {
     const url = new URL(request.url)
     const path = url.pathname.replace(/\/+$/, '')
-    if (request.method === 'POST' && path.endsWith('/chat/completions')) return this.chat(request, path)
+    const chatPath = this.spec.wire === 'anthropic' ? '/messages' : '/chat/completions'
+    if (request.method === 'POST' && path.endsWith(chatPath)) return this.chat(request, path)
     if (request.method === 'GET') {
       const model = /\/models\/(.+)$/.exec(path)
       if (model?.[1] !== undefined) return this.model(decodeURIComponent(model[1]))
@@ -210,7 +229,7 @@ export class MockProvider {
   private refuse(method: string, path: string, status: number, body: unknown): Response {
     const error = (body as { error: { message: string } }).error
     this.refused.push({ time: this.spec.clock.now(), method, path, status, reason: error.message })
-    return json(status, body)
+    return json(status, this.spec.wire === 'anthropic' ? { type: 'error', error: anthropicError(status, error as JsonValue) } : body)
   }
 
   private model(id: string): Response {
@@ -242,7 +261,9 @@ export class MockProvider {
     const text = await request.text()
     let body
     try {
-      body = parseChatRequest(this.spec.wire, text, request.headers)
+      body = this.spec.wire === 'anthropic'
+        ? parseAnthropicRequest(text, request.headers)
+        : parseChatRequest(this.spec.wire, text, request.headers)
     } catch (err) {
       if (err instanceof WireRequestError)
         return this.refuse('POST', path, 400, errorBody(err.message, 'invalid_request_error', 'invalid_request', err.path))
@@ -268,7 +289,7 @@ export class MockProvider {
     const { body: raw, ...fields } = body
     const parsed: ParsedRequest = { ...fields, index: this.captured.length, modelInfo }
     const imageTokens = modelInfo?.imageTokens
-    const estimate = this.cache.estimate(parsed.model, parsed.messages, parsed.tools, imageTokens)
+    const estimate = this.cache.estimate(parsed.model, parsed.messages, parsed.tools, imageTokens, time)
     let outcome: PlannedOutcome
     if (this.spec.enforceContextWindow && modelInfo !== undefined && estimate.promptTokens > modelInfo.contextWindow) {
       outcome = {
@@ -293,7 +314,7 @@ export class MockProvider {
       }
     }
     this.capture(parsed, raw, request, path, time, outcome)
-    if (outcome.kind === 'reply') this.cache.complete(parsed.model, parsed.messages, parsed.tools, imageTokens)
+    this.cache.complete(estimate, outcome.kind === 'reply')
     const ctx = (reply: PlannedReply): ChunkContext => ({
       id: `${this.spec.idPrefix}-${parsed.index}`,
       created: Math.floor(time / 1000),
@@ -336,6 +357,12 @@ export class MockProvider {
   }
 
   private headers(parsed: ParsedRequest, sse: boolean): Record<string, string> {
+    if (this.spec.wire === 'anthropic') {
+      const id = { 'request-id': `req_mock_${parsed.index}`, 'x-request-id': `req_mock_${parsed.index}` }
+      return sse
+        ? { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...id }
+        : { 'content-type': 'application/json', ...id }
+    }
     return sse
       ? { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': `req_mock_${parsed.index}` }
       : { 'content-type': 'application/json', 'x-request-id': `req_mock_${parsed.index}` }
@@ -348,6 +375,7 @@ export class MockProvider {
     ctx: (reply: PlannedReply) => ChunkContext,
   ): Promise<Response> {
     const wire = this.spec.wire
+    if (wire === 'anthropic') return this.renderAnthropic(outcome, parsed, request, ctx)
     switch (outcome.kind) {
       case 'reply': {
         const c = ctx(outcome.reply)
@@ -389,6 +417,71 @@ export class MockProvider {
         const frames = this.partialFrames(outcome.reply ?? { blocks: [] }, outcome.afterChunks, parsed, ctx)
         return new Response(frameStream(frames, 'hang'), { status: 200, headers: this.headers(parsed, true) })
       }
+      default:
+        return assertNever(outcome, 'planned outcome')
+    }
+  }
+
+  /** `render` on the anthropic wire: the same outcomes and delivery timing, in Anthropic's events and envelope. */
+  private async renderAnthropic(
+    outcome: PlannedOutcome,
+    parsed: ParsedRequest,
+    request: Request,
+    ctx: (reply: PlannedReply) => ChunkContext,
+  ): Promise<Response> {
+    const sse = (frames: readonly Uint8Array[], end: 'close' | 'error' | 'hang'): Response =>
+      new Response(frameStream(frames, end), { status: 200, headers: this.headers(parsed, true) })
+    const partial = (reply: PlannedReply, afterChunks: number): Uint8Array[] => {
+      const { events, finishIndex } = anthropicReplyEvents(reply, ctx(reply))
+      return events.slice(0, Math.min(afterChunks, finishIndex)).map(anthropicFrame)
+    }
+    switch (outcome.kind) {
+      case 'reply': {
+        const c = ctx(outcome.reply)
+        if (!parsed.stream) return json(200, anthropicMessageBody(outcome.reply, c), this.headers(parsed, false))
+        return sse(anthropicReplyEvents(outcome.reply, c).events.map(anthropicFrame), 'close')
+      }
+      case 'reject': {
+        const r = toAnthropicRejection(outcome.rejection)
+        return json(r.status, r.body, { 'request-id': `req_mock_${parsed.index}`, ...r.headers })
+      }
+      case 'reset':
+        return Response.error()
+      case 'empty': {
+        const c = ctx({ blocks: [] })
+        if (parsed.stream) return sse(anthropicEmptyEvents(c).map(anthropicFrame), 'close')
+        const body = { ...anthropicMessageBody({ blocks: [] }, c), stop_reason: null }
+        return json(200, body, this.headers(parsed, false))
+      }
+      case 'interrupt': {
+        const { reply, afterChunks, cut } = outcome
+        if (!parsed.stream) {
+          if (cut.kind === 'in-band') return json(200, anthropicErrorEvent(cut.error).data, this.headers(parsed, false))
+          const text = JSON.stringify(anthropicMessageBody(reply, ctx(reply)))
+          return new Response(frameStream([encoder.encode(text.slice(0, Math.floor(text.length / 2)))], cut.kind), {
+            status: 200,
+            headers: this.headers(parsed, false),
+          })
+        }
+        const frames = partial(reply, afterChunks)
+        switch (cut.kind) {
+          case 'error':
+          case 'close':
+            return sse(frames, cut.kind)
+          case 'in-band':
+            return sse([...frames, anthropicFrame(anthropicErrorEvent(cut.error))], 'close')
+          default:
+            return assertNever(cut, 'stream cut')
+        }
+      }
+      case 'hang':
+        if (outcome.afterChunks === undefined || !parsed.stream) {
+          return new Promise<Response>((resolve) => {
+            if (request.signal.aborted) resolve(Response.error())
+            request.signal.addEventListener('abort', () => resolve(Response.error()), { once: true })
+          })
+        }
+        return sse(partial(outcome.reply ?? { blocks: [] }, outcome.afterChunks), 'hang')
       default:
         return assertNever(outcome, 'planned outcome')
     }

@@ -22,11 +22,12 @@ function trimmed(baseUrl: string): string {
   return new URL(baseUrl).href.replace(/\/+$/, '')
 }
 
-/** The msw handlers of one provider under `baseUrl` (chat completions, model metadata, model list). */
+/** The msw handlers of one provider under `baseUrl` (chat completions or messages, model metadata, model list). */
 export function mswHandlers(provider: MockProvider, baseUrl: string): HttpHandler[] {
   const base = trimmed(baseUrl)
   return [
     http.post(`${base}/chat/completions`, ({ request }) => provider.handle(request)),
+    http.post(`${base}/messages`, ({ request }) => provider.handle(request)), // the anthropic wire
     http.get(`${base}/models/:id`, ({ request }) => provider.handle(request)),
     http.get(`${base}/models`, ({ request }) => provider.handle(request)),
   ]

@@ -47,7 +47,8 @@ export function mountNock(provider: MockProvider, baseUrl: string): NockMount {
     return [response.status, stream, headers]
   }
   const scope = nock(origin).persist()
-  const interceptors = [scope.post(`${basePath}/chat/completions`), scope.get((uri) => uri.startsWith(`${basePath}/models`))]
+  const chat = (uri: string): boolean => uri === `${basePath}/chat/completions` || uri === `${basePath}/messages` // anthropic wire
+  const interceptors = [scope.post(chat), scope.get((uri) => uri.startsWith(`${basePath}/models`))]
   for (const i of interceptors) i.reply(reply)
   nock.disableNetConnect()
   nock.enableNetConnect(/^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/)

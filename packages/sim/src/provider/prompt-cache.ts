@@ -1,37 +1,34 @@
 /**
- * The mock's usage estimate (§9.3): the prompt priced by the fixed heuristic with the route image price,
- * and the cached part predicted by the longest common segment prefix with an earlier completed request on
- * the same model (granularity 1, no TTL). A mock that reports these figures agrees with the harness's
- * cache-reuse prediction, so provider-reported and predicted figures can be compared (§9.3).
+ * The mock's usage report (§9.3, issue #9): the prompt priced by the fixed heuristic with the route image
+ * price, and the cached (and, Anthropic-style, written) part predicted by the configured cache contract
+ * (`metrics/contracts.ts`) over the completed requests the mock served. A mock that reports these figures
+ * agrees with the report's prediction, so provider-reported and predicted figures can be compared; a
+ * deviating mock (`deviation` of the contract) reports something else on purpose and the report shows the gap.
  */
-import { blocksPrice, ROLE_OVERHEAD, toolsPrice, type ContentBlock, type TokenUsage, type ToolSchema } from '@compaction-sim/core'
+import { blocksPrice, type ContentBlock, type TokenUsage, type ToolSchema } from '@compaction-sim/core'
+import { CacheEngine, deviate, resolveCacheContract, type CacheContractSpec, type CachePrediction } from '../metrics/contracts.ts'
+import { cacheKeyOf, segmentRequest, type SegmentedRequest } from '../metrics/segments.ts'
 import type { DecodedMessage } from './types.ts'
 
-interface Segments {
-  keys: string[]
-  weights: number[]
-}
-
-function segmentsOf(
-  messages: readonly DecodedMessage[],
-  tools: readonly ToolSchema[] | undefined,
-  imageTokens: number | undefined,
-): Segments {
-  const keys = [JSON.stringify(tools ?? [])]
-  const weights = [toolsPrice(tools)]
-  for (const m of messages) {
-    keys.push(JSON.stringify({ role: m.role, content: m.content }))
-    weights.push(blocksPrice(m.content, imageTokens) + ROLE_OVERHEAD)
-  }
-  return { keys, weights }
-}
-
-/** The prompt figures of one request. */
+/** The prompt figures of one request, as the mock reports them (after any deviation). */
 export interface PromptEstimate {
   /** Σ segment weights (§9.2 `prompt(R)`). */
   promptTokens: number
-  /** Predicted cache read (§9.3 `cached(R)`). */
+  /** Cache-read tokens reported. */
   cachedTokens: number
+  /** Cache-write tokens reported (Anthropic-style contracts only; else 0). */
+  writtenTokens: number
+  /** The contract's own prediction (no deviation). */
+  prediction: CachePrediction
+  /** What `complete` needs to record the request. */
+  readonly handle: { index: number; time: number; segmented: SegmentedRequest }
+}
+
+/** §9.2 `prompt(R)` of a request, without any cache state (e.g. for an overflow rejection's message). */
+export function promptTokensOf(
+  messages: readonly DecodedMessage[], tools: readonly ToolSchema[] | undefined, imageTokens: number | undefined,
+): number {
+  return segmentRequest('', messages, tools, imageTokens).prompt
 }
 
 /** Default output tokens of a reply without scripted usage (§9.3): the fixed price of its blocks plus 4. */
@@ -39,57 +36,46 @@ export function replyOutputTokens(blocks: readonly ContentBlock[]): number {
   return blocksPrice(blocks) + 4
 }
 
-/**
- * Prefix-cache model over completed requests, keyed by model. Bounded: only the `sourcesMax` most recent
- * completed requests of a model are kept as cache sources (the best source is almost always the latest).
- */
+/** The mock's cache: one contract engine over the requests it served, keyed by model (module doc). */
 export class PromptCacheModel {
-  private readonly sources = new Map<string, Segments[]>()
-  private readonly sourcesMax: number
+  readonly spec: CacheContractSpec
+  private readonly engine: CacheEngine
+  private served = 0
 
-  constructor(sourcesMax = 32) {
-    this.sourcesMax = sourcesMax
+  /** `spec` defaults to the plain §9.3 model (G = 1, no TTL, no deviation). */
+  constructor(spec: CacheContractSpec = resolveCacheContract()) {
+    this.spec = spec
+    this.engine = new CacheEngine(spec)
   }
 
-  /** Prices a request and predicts its cached prefix against the completed sources of its model. */
+  /** Prices a request and predicts its cache usage at virtual time `time`. */
   estimate(
     model: string,
     messages: readonly DecodedMessage[],
     tools: readonly ToolSchema[] | undefined,
     imageTokens: number | undefined,
+    time: number,
   ): PromptEstimate {
-    const seg = segmentsOf(messages, tools, imageTokens)
-    let prompt = 0
-    for (const w of seg.weights) prompt += w
-    let cached = 0
-    for (const source of this.sources.get(model) ?? []) {
-      let reusable = 0
-      const n = Math.min(source.keys.length, seg.keys.length)
-      for (let i = 0; i < n && source.keys[i] === seg.keys[i]; i++) reusable += seg.weights[i] ?? 0
-      if (reusable > cached) cached = reusable
-    }
-    return { promptTokens: prompt, cachedTokens: cached }
+    const segmented = segmentRequest(cacheKeyOf('mock', model), messages, tools, imageTokens)
+    const handle = { index: this.served++, time, segmented }
+    const prediction = this.engine.predict(handle)
+    const reported = deviate(prediction, this.spec.deviation)
+    return { promptTokens: prediction.prompt, cachedTokens: reported.cached, writtenTokens: reported.written, prediction, handle }
   }
 
-  /** Records a completed request (finish stop / tool-calls / max-tokens) as a cache source. */
-  complete(
-    model: string,
-    messages: readonly DecodedMessage[],
-    tools: readonly ToolSchema[] | undefined,
-    imageTokens: number | undefined,
-  ): void {
-    const list = this.sources.get(model) ?? []
-    list.push(segmentsOf(messages, tools, imageTokens))
-    if (list.length > this.sourcesMax) list.shift()
-    this.sources.set(model, list)
+  /** Records the request once its outcome is known: only a completed reply is a cache source (§9.3). */
+  complete(estimate: PromptEstimate, completed: boolean): void {
+    this.engine.record(estimate.handle, completed)
   }
 }
 
-/** The usage the mock reports for a reply without scripted usage: uncached input, cache read, output. */
+/** The usage the mock reports for a reply without scripted usage: uncached input, cache read, cache write, output. */
 export function estimatedUsage(estimate: PromptEstimate, blocks: readonly ContentBlock[]): TokenUsage {
-  return {
-    inputTokens: estimate.promptTokens - estimate.cachedTokens,
+  const usage: TokenUsage = {
+    inputTokens: estimate.promptTokens - estimate.cachedTokens - estimate.writtenTokens,
     outputTokens: replyOutputTokens(blocks),
     cacheReadTokens: estimate.cachedTokens,
   }
+  if (estimate.writtenTokens > 0) usage.cacheWriteTokens = estimate.writtenTokens
+  return usage
 }

@@ -3,7 +3,8 @@
  * written in any language and for tests of real socket behaviour. Fault delivery matches the other mounts:
  * a planned network error destroys the socket before any byte is written (reset before headers); every
  * other response calls `flushHeaders()` before its body, so a body that errors later reaches the client
- * as a failure *after* headers (style §6 pitfall: without the flush both look like a reset).
+ * as a failure *after* headers (style §6 pitfall: without the flush both look like a reset). Each frame is
+ * written to the socket before the next is read, so a cut after N frames delivers exactly N.
  */
 import { once } from 'node:events'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
@@ -42,7 +43,9 @@ async function readBody(req: IncomingMessage, bytesMax: number): Promise<Buffer 
   return Buffer.concat(chunks)
 }
 
-async function serve(provider: MockProvider, req: IncomingMessage, res: ServerResponse, origin: string, bytesMax: number): Promise<void> {
+async function serve(
+  provider: Pick<MockProvider, 'handle'>, req: IncomingMessage, res: ServerResponse, origin: string, bytesMax: number,
+): Promise<void> {
   const body = await readBody(req, bytesMax)
   if (body === undefined) {
     res.writeHead(413, { 'content-type': 'application/json', 'connection': 'close' })
@@ -84,7 +87,10 @@ async function serve(provider: MockProvider, req: IncomingMessage, res: ServerRe
     for (;;) {
       const { done, value } = await reader.read()
       if (done) break
-      if (!res.write(value)) await once(res, 'drain', { signal: controller.signal })
+      // Wait until the frame reached the socket: a cut destroys the socket next, and must not drop frames already sent.
+      await new Promise<void>((resolve, reject) => {
+        res.write(value, (err) => (err === undefined || err === null ? resolve() : reject(err)))
+      })
     }
     res.end()
   } catch {
@@ -93,8 +99,8 @@ async function serve(provider: MockProvider, req: IncomingMessage, res: ServerRe
   }
 }
 
-/** Starts a real HTTP server for `provider`; resolves once it listens. */
-export async function serveHttp(provider: MockProvider, options: ServeHttpOptions = {}): Promise<HttpServing> {
+/** Starts a real HTTP server for `provider` (anything with the provider's `handle`); resolves once it listens. */
+export async function serveHttp(provider: Pick<MockProvider, 'handle'>, options: ServeHttpOptions = {}): Promise<HttpServing> {
   const host = options.host ?? '127.0.0.1'
   const bytesMax = options.bodyBytesMax ?? 64 * 1024 * 1024
   let origin = ''

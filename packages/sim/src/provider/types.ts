@@ -5,8 +5,8 @@
  */
 import type { ContentBlock, JsonValue, TokenUsage, ToolSchema } from '@compaction-sim/core'
 
-/** The wire dialects the mock speaks (OpenAI chat completions, DeepSeek's variant). */
-export type MockWire = 'openai' | 'deepseek'
+/** The wire dialects the mock speaks (OpenAI chat completions, DeepSeek's variant, Anthropic messages). */
+export type MockWire = 'openai' | 'deepseek' | 'anthropic'
 
 /** Call classification, from the model-invisible purpose header (absent = conversation, §8.2). */
 export type RequestPurpose = 'conversation' | 'compaction' | 'session-title'

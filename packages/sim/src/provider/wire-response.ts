@@ -137,9 +137,15 @@ export function completionBody(wire: MockWire, reply: PlannedReply, ctx: ChunkCo
 
 /**
  * The provider's context-length rejection (§1.2.2), HTTP 400. OpenAI: `code: context_length_exceeded`;
- * DeepSeek: only the message says "maximum context length" (its `code` is the generic `invalid_request_error`).
+ * DeepSeek: only the message says "maximum context length" (its `code` is the generic `invalid_request_error`);
+ * Anthropic: `invalid_request_error` "prompt is too long: N tokens > M maximum".
  */
 export function overflowRejection(wire: MockWire, contextWindow: number, promptTokens: number): WireRejectionPlan {
+  if (wire === 'anthropic') {
+    // Anthropic: `invalid_request_error` whose message alone names the overflow.
+    const message = `prompt is too long: ${promptTokens} tokens > ${contextWindow} maximum`
+    return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message } } }
+  }
   const head = `This model's maximum context length is ${contextWindow} tokens.`
   if (wire === 'deepseek') {
     return {
@@ -184,10 +190,12 @@ export function imageOffloadRejection(offloadImages: JsonValue | undefined, stat
   return { status, body: { error } }
 }
 
-/** HTTP 429 with the provider's rate-limit body and, when given, `retry-after-ms`. */
+/** HTTP 429 with the provider's rate-limit body (Anthropic: `rate_limit_error`) and, when given, `retry-after-ms`. */
 export function rateLimitRejection(wire: MockWire, retryAfterMs?: number): WireRejectionPlan {
   const body: Obj =
-    wire === 'deepseek'
+    wire === 'anthropic'
+      ? { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit.' } }
+      : wire === 'deepseek'
       ? { error: { message: 'Rate Limit Reached', type: 'rate_limit_reached_error', param: null, code: 'rate_limit_reached_error' } }
       : {
           error: {

@@ -8,6 +8,9 @@
 import { assertNever } from '@compaction-sim/core'
 import { escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, seconds, summaryText } from './text.ts'
 import type { RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
+import {
+  CACHE_REQUEST_HEADER, CACHE_SUMMARY_HEADER, cacheRequestCells, cacheSummaryCells, percent, scenariosWithCache, usd,
+} from '../metrics/cache-table.ts'
 
 /** Control characters other than tab and line breaks, shown as `\uXXXX` so they cannot hide or corrupt text. */
 const visibleControls = (text: string): string =>
@@ -66,7 +69,99 @@ export function renderMarkdown(report: RunReport): string {
     out.push('', '## Failures')
     for (const scenario of problems) out.push('', ...detailsOf(scenario))
   }
+  if (report.differential !== undefined) out.push('', ...differentialSection(report.differential))
+  if (report.scenarios.some((s) => s.paths !== undefined)) out.push('', ...pathsSection(report.scenarios))
+  if (report.cache !== undefined) out.push('', ...cacheSection(report))
   return `${out.join('\n')}\n`
+}
+
+/**
+ * The `## Prompt cache` section (issue #9): run totals and the price table's date, one summary row per
+ * scenario, then per scenario a collapsible per-request table (§9.4 columns and what the provider reported).
+ */
+function cacheSection(report: RunReport): string[] {
+  const run = report.cache
+  if (run === undefined) return []
+  const cell = (cells: readonly string[]): string => `| ${cells.map((c) => markdownCell(c)).join(' | ')} |`
+  const out = [
+    '## Prompt cache',
+    '',
+    `Reuse ${percent(run.overall)} of ${run.overall.prompt} prompt tokens over ${run.scenarios} scenarios · predicted cost `
+      + `${usd(run.cost)} USD · net saving of compaction ${usd(run.netSaving)} USD · prices of ${markdownCell(run.price.tableDate)} `
+      + `(table v${run.price.tableVersion}) · **${run.mismatches} mismatch(es)** between reported and predicted usage.`,
+    '',
+    cell(CACHE_SUMMARY_HEADER),
+    `|${CACHE_SUMMARY_HEADER.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`,
+  ]
+  const withCache = scenariosWithCache(report.scenarios)
+  for (const { scenario, cache } of withCache) out.push(cell(cacheSummaryCells(scenario.name, cache)))
+  for (const { scenario, cache } of withCache) {
+    out.push('', `<details><summary>${markdownCell(scenario.name)}: ${markdownCell(cache.price.entry)}, `
+      + `${cache.mismatches} mismatch(es)</summary>`, '')
+    const align = CACHE_REQUEST_HEADER.map((_, i) => (i === 1 || i === 7 || i === 11 ? '---' : '---:'))
+    out.push(cell(CACHE_REQUEST_HEADER), `|${align.join('|')}|`)
+    for (const row of cache.requests) out.push(cell(cacheRequestCells(row)))
+    out.push('', '</details>')
+  }
+  return out
+}
+
+/** The `## Path coverage` section (issue #8): each protocol path, how many scenarios reached it and how often in all. */
+function pathsSection(scenarios: readonly ScenarioReport[]): string[] {
+  const rows = new Map<string, { scenarios: number; reached: number }>()
+  for (const s of scenarios) {
+    for (const p of s.paths ?? []) {
+      const row = rows.get(p.path) ?? { scenarios: 0, reached: 0 }
+      if (p.reached > 0) row.scenarios++
+      row.reached += p.reached
+      rows.set(p.path, row)
+    }
+  }
+  const reached = [...rows.values()].filter((r) => r.reached > 0).length
+  return [
+    '## Path coverage',
+    '',
+    `${reached} of ${rows.size} paths reached.`,
+    '',
+    '| path | scenarios | reached |',
+    '|---|---:|---:|',
+    ...[...rows].map(([path, r]) => `| ${markdownCode(path)} | ${r.scenarios} | ${r.reached} |`),
+  ]
+}
+
+/**
+ * The `## Differential` section (issue #7): the totals, then one row per difference (scenario, aspect, verdict and
+ * §14 rule, both values, note); compared pairs without differences and skipped pairs are listed after it.
+ */
+function differentialSection(d: NonNullable<RunReport['differential']>): string[] {
+  const s = d.summary
+  const out = [
+    '## Differential',
+    '',
+    `Base ${markdownCode(d.base)} vs ${d.subjects.filter((x) => x !== d.base).map((x) => markdownCode(x)).join(', ')}: `
+      + `${s.compared} compared, ${s.skipped} skipped, ${s.identical} identical; **${s.explained} explained** by §14 rules, `
+      + `**${s.unexplained} unexplained**.`,
+  ]
+  const rows = d.scenarios.flatMap((sc) => sc.differences.map((x) => [
+    markdownCell(sc.name), markdownCell(sc.other), x.aspect,
+    x.verdict === 'explained' ? `explained (${markdownCell(x.rule ?? '')})` : '❌ **unexplained**',
+    markdownCode(truncateCell(x.base)), markdownCode(truncateCell(x.other)), markdownCell(x.note),
+  ]))
+  if (rows.length > 0) {
+    out.push('', '| Scenario | Subject | Aspect | Verdict | Base | Other | Note |', '|---|---|---|---|---|---|---|')
+    for (const row of rows) out.push(`| ${row.join(' | ')} |`)
+  }
+  const skipped = d.scenarios.filter((sc) => sc.status === 'skipped')
+  if (skipped.length > 0) {
+    out.push('', 'Not compared:', '')
+    for (const sc of skipped) out.push(`- ${markdownCell(sc.name)} (${markdownCell(sc.other)}): ${markdownCell(sc.skipReason ?? '')}`)
+  }
+  return out
+}
+
+/** A differential value cut to a table-friendly length (the full text is in report.json). */
+function truncateCell(text: string): string {
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text
 }
 
 function statusCell(status: ScenarioStatus): string {

@@ -1,10 +1,12 @@
 /**
  * Human output of a run for stdout (design §5), a pure function of the `RunReport`. Two layouts:
  * - `ci` (also what the caller picks when stdout is not a TTY): a header with the seed, then exactly one
- *   line per scenario (status, file, name, subject and seed, key counts, first problem), the `Replay:`
- *   lines of the failed and errored scenarios, and one summary line — greppable, no indentation;
+ *   line per scenario (status, file, name, subject and seed, key counts, first problem) and one summary
+ *   line — greppable, no indentation;
  * - terminal: the same scenario lines, each failed/errored one followed by its failed expectations and
- *   violations (indented) and its `Replay:` line, then a blank line and the summary.
+ *   violations (indented), then a blank line and the summary.
+ * No `Replay:` lines: the commands (`sim run`, `sim conform`) print exactly one per failure on stderr, so a
+ * terminal showing both streams shows it once; every other renderer (markdown, junit, github, html) has its own.
  * Untrusted text is flattened to one line with control characters made visible, so colour off means no
  * escape sequence at all.
  */
@@ -30,22 +32,22 @@ export const PRETTY_HEADLINE_CHARS_MAX = 240
 export function renderPretty(report: RunReport, options: PrettyOptions): string {
   const chalk = new Chalk({ level: options.color ? 1 : 0 })
   const lines: string[] = [header(report, chalk)]
-  const replays: string[] = []
   for (const scenario of report.scenarios) {
     lines.push(scenarioLine(scenario, chalk, options.ci))
-    if (!isProblem(scenario.status)) continue
-    // Plain prefix even in colour, so `grep '^Replay: '` finds it.
-    const replay = `Replay: ${chalk.cyan(oneLine(scenario.replay))}`
-    if (options.ci) {
-      replays.push(replay)
-      continue
-    }
-    lines.push(...details(scenario, chalk), replay)
+    if (!options.ci && isProblem(scenario.status)) lines.push(...details(scenario, chalk))
   }
-  lines.push(...replays)
   if (!options.ci) lines.push('')
   lines.push(summaryLine(report, chalk))
+  if (report.differential !== undefined) lines.push(differentialLine(report.differential, chalk))
   return `${lines.join('\n')}\n`
+}
+
+/** One line summing up the subject-vs-subject differential (issue #7); red when a difference is unexplained. */
+function differentialLine(d: NonNullable<RunReport['differential']>, chalk: ChalkInstance): string {
+  const s = d.summary
+  const text = `Differential (${d.subjects.map(oneLine).join(' vs ')}): ${s.compared} compared, ${s.skipped} skipped, `
+    + `${s.identical} identical, ${s.explained} explained (§14), ${s.unexplained} unexplained`
+  return s.unexplained > 0 ? chalk.red.bold(text) : chalk.green.bold(text)
 }
 
 function header(report: RunReport, chalk: ChalkInstance): string {

@@ -69,6 +69,170 @@ export interface ReportedFault {
   fired: number
 }
 
+/** What a timeline marker marks: a compaction bracket's start or end (§5), a prune (§6), an image offload (§6.5). */
+export type TimelineMarkerKind = 'compaction-start' | 'compaction-end' | 'prune' | 'offload'
+
+/** One log event marked on a pressure timeline. */
+export interface TimelineMarker {
+  kind: TimelineMarkerKind
+  seq: number
+  /** The bracket's `compactionId`, on `compaction-start` and `compaction-end` markers. */
+  compactionId?: string
+  /** Set on the `compaction-end` of a failed bracket (one that carries an `error`). */
+  failed?: true
+}
+
+/** The reference meter's pressure (§2.5) at the dispatch of one captured request. */
+export interface TimelinePoint {
+  /** The request's dispatch index (`index` in the request capture). */
+  request: number
+  purpose: 'conversation' | 'compaction'
+  /** The log length when the request was dispatched (`logRevisionAtDispatch`): the seq the point sits at. */
+  seq: number
+  tokens: number
+  /** `tokens / contextWindow`, null when the route in force reports no window. */
+  ratio: number | null
+  /** §3.3 threshold of the route in force (`floor(contextWindow × thresholdRatio)`), null when there is none. */
+  thresholdTokens: number | null
+}
+
+/** A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events. */
+export interface ScenarioTimeline {
+  /** Events in the final log (the x-axis spans seq 0 … `events`). */
+  events: number
+  points: TimelinePoint[]
+  markers: TimelineMarker[]
+}
+
+/** How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8). */
+export interface ReportedPath {
+  path: string
+  reached: number
+}
+
+/** Provider cache contract a mock follows (issue #9): the plain §9.3 model, or an OpenAI-, Anthropic- or DeepSeek-style contract. */
+export type CacheContractName = 'protocol' | 'openai' | 'anthropic' | 'deepseek'
+
+/** How a scenario's mock deviates from its contract when it reports usage (`none` = it follows the contract). */
+export type CacheDeviation = 'none' | 'none-cached' | 'half-cached'
+
+/** Kind of a §9.4 divergence cause. */
+export type CacheCauseKind = 'none' | 'replacement' | 'prune' | 'offload' | 'tools-change' | 'route-change'
+
+/** The cache usage the provider reported for one request (absent when the reply carried no usage). */
+export interface CacheReportedUsage {
+  /** Cache-read tokens the provider reported. */
+  cached: number
+  /** Prompt tokens processed without the cache (input minus read and write). */
+  uncached: number
+  /** Cache-write tokens reported (Anthropic-style `cache_creation_input_tokens`); 0 for contracts without a write metric. */
+  written: number
+}
+
+/** One captured request under the §9 model and the scenario's cache contract (§9.4). */
+export interface CacheRequestRow {
+  /** The request's dispatch index (`index` in the request capture). */
+  index: number
+  purpose: 'conversation' | 'compaction'
+  /** `provider/model` of the request (§9.2 `cacheKey`, rendered with a slash). */
+  cacheKey: string
+  /** `true` when the provider rejected the request (it is not a cache source, §9.3). */
+  rejected: boolean
+  /** §9.2 `prompt(R)`: Σ segment weights. */
+  prompt: number
+  /** Cache-read tokens the contract predicts. */
+  cached: number
+  /** `prompt − cached`. */
+  uncached: number
+  /** Cache-write tokens the contract predicts (Anthropic-style); 0 for contracts without writes. */
+  written: number
+  /** §9.3 `divergence`: index of the first segment not reused from the best source; null when there is no source. */
+  divergence: number | null
+  /** Dispatch index of the best source (§9.3 tie-break); null when there is none. */
+  source: number | null
+  /** §9.4 cause as text: `replacement@1`, `prune@4`, `offload@5`, `tools-change`, `route-change`, `none`. */
+  cause: string
+  causeKind: CacheCauseKind
+  /** §9.4 `recomputed(R)`: tokens processed before that must be processed again. */
+  recomputed: number
+  /** Output tokens (the reply's reported usage, else the §9.3 default). */
+  output: number
+  /** Predicted cost of the request in the price table's currency (input, read, write and output). */
+  cost: number
+  /** What the mock provider reported; absent when the reply carried no usage (e.g. a rejected request). */
+  reported?: CacheReportedUsage
+  /** `true` when the reported usage differs from the prediction (cached, uncached or written). */
+  mismatch?: true
+  /** `true` when the scenario scripted this reply's usage (then the provider did not report by contract; no `mismatch` is flagged). */
+  scripted?: true
+}
+
+/** Token totals over a set of requests. */
+export interface CacheTotals {
+  requests: number
+  prompt: number
+  cached: number
+  uncached: number
+  /** `Σ cached / Σ prompt`; null when no prompt tokens. */
+  reuseRatio: number | null
+}
+
+/** The price table entry a scenario's costs were computed with (packages/sim/src/metrics/prices.ts). */
+export interface CachePriceRef {
+  /** Version of the price table file. */
+  tableVersion: number
+  /** The date the table's prices were taken (ISO `YYYY-MM-DD`). */
+  tableDate: string
+  /** The priced model family entry, e.g. `openai/gpt-4.1`. */
+  entry: string
+  currency: 'USD'
+}
+
+/** The `cache` section of one scenario (issue #9): per-request reuse under the §9 model and the contract, and its aggregates. */
+export interface ScenarioCache {
+  contract: CacheContractName
+  deviation: CacheDeviation
+  /** Granularity in tokens the prediction rounds to (§9.3 `G`; 128 for OpenAI-style). */
+  granularityTokens: number
+  /** Cache retention on the virtual clock; null = unlimited. */
+  ttlMs: number | null
+  price: CachePriceRef
+  requests: CacheRequestRow[]
+  overall: CacheTotals
+  conversation: CacheTotals
+  compaction: CacheTotals
+  /** Series boundaries (§10.3): `request/header` events with reason `series`. */
+  seriesBoundaries: number
+  /** §9.4 tokens recomputed because of compaction (Σ recomputed over replacement/prune/offload causes). */
+  recomputedByCompaction: number
+  /** Predicted cost of the compaction (summary) requests. */
+  summaryCost: number
+  /** Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint). */
+  tokensSaved: number
+  /** `tokensSaved` priced at the cache-read price (conservative: those tokens would mostly have been a warm prefix). */
+  savedCost: number
+  /** Extra cost of `recomputedByCompaction` (input price − read price per token). */
+  recomputeCost: number
+  /** `savedCost − summaryCost − recomputeCost`. */
+  netSaving: number
+  /** Requests whose reported usage differs from the prediction. */
+  mismatches: number
+  /** Requests whose usage was scripted by the scenario (not produced by the contract); their mismatches are expected. */
+  scriptedUsage: number
+}
+
+/** Run-level cache totals over every scenario that carries a `cache` section. */
+export interface RunCache {
+  scenarios: number
+  overall: CacheTotals
+  cost: number
+  netSaving: number
+  mismatches: number
+  /** Scenario files with at least one mismatch between reported and predicted usage. */
+  mismatchedScenarios: string[]
+  price: { tableVersion: number; tableDate: string }
+}
+
 /** Files written for one scenario, relative to the report folder. */
 export interface ScenarioArtifacts {
   log: string
@@ -108,6 +272,12 @@ export interface ScenarioReport {
   replay: string
   /** Wall-clock duration, present only with `--timings`. */
   timings?: { ms: number }
+  /** Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios. */
+  timeline?: ScenarioTimeline
+  /** Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it. */
+  paths?: ReportedPath[]
+  /** Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios. */
+  cache?: ScenarioCache
 }
 
 /** Totals over all scenarios. */
@@ -132,4 +302,57 @@ export interface RunReport {
   scenarios: ScenarioReport[]
   /** Wall-clock totals, present only with `--timings`. */
   timings?: { ms: number }
+  /** Subject-vs-subject comparison, present only when the run used two or more subjects (`--subject reference,dsh`). */
+  differential?: DifferentialReport
+  /** Cache totals over the scenarios that carry a `cache` section (issue #9); absent when none does. */
+  cache?: RunCache
+  /** The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run. */
+  shard?: RunShard
+}
+
+/** One slice of a sharded `sim run` (issue #10): `sim report merge` rebuilds the unsharded report from all `count`. */
+export interface RunShard {
+  /** 1-based slice number. */
+  index: number
+  count: number
+  /** Every scenario file of the whole run, in order (the merge's order and run id). */
+  files: string[]
+}
+
+/** What the differential compares per scenario (issue #7). */
+export type DifferentialAspect = 'brackets' | 'shadowed' | 'summaries' | 'prunes' | 'offloads' | 'retries' | 'surface' | 'pressure'
+
+/** One difference between the base subject's log and another's, after the §14 normalizations. */
+export interface DifferentialDifference {
+  aspect: DifferentialAspect
+  /** The base subject's value (JSON text). */
+  base: string
+  /** The other subject's value (JSON text). */
+  other: string
+  /** `explained` by a named §14 rule, else `unexplained` (fails the run). */
+  verdict: 'explained' | 'unexplained'
+  /** The §14 rule (D-nn, or a §14.1 area) that explains it; absent when unexplained. */
+  rule?: string
+  note: string
+}
+
+/** One scenario compared under the base subject and one other. */
+export interface DifferentialScenario {
+  file: string
+  name: string
+  base: string
+  other: string
+  /** `skipped` when either subject did not run the scenario (then `skipReason` says why). */
+  status: 'compared' | 'skipped'
+  skipReason?: string
+  differences: DifferentialDifference[]
+}
+
+/** The `differential` section of a multi-subject run. */
+export interface DifferentialReport {
+  /** The subject every other one is compared with (the first of `--subject`). */
+  base: string
+  subjects: string[]
+  summary: { scenarios: number; compared: number; skipped: number; identical: number; explained: number; unexplained: number }
+  scenarios: DifferentialScenario[]
 }

@@ -4,11 +4,13 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim run report","description":"The canonical report of one `sim run` (design §4 item 7): every other format (pretty, markdown, junit, …) is a pure function of it. Source of truth for the report format; packages/sim/src/report/types.ts mirrors it and a test keeps them in step. Regenerate the validator with `pnpm report:schema`.","type":"object","additionalProperties":false,"required":["schemaVersion","tool","runId","seed","summary","scenarios"],"properties":{"schemaVersion":{"description":"Version of the report document; bumped on any incompatible change.","const":1},"tool":{"description":"The program that wrote the report.","$ref":"#/definitions/Tool"},"runId":{"description":"Deterministic id of the run (from the seed override and the scenario list), also the default folder name under reports/.","type":"string","minLength":1,"maxLength":200},"seed":{"description":"The `--seed` override (uint32), or null when every scenario ran with its own `seed`.","oneOf":[{"$ref":"#/definitions/Seed"},{"type":"null"}]},"summary":{"description":"Totals over all scenarios.","$ref":"#/definitions/Summary"},"scenarios":{"description":"One entry per scenario and subject, in the order the files were given (globs expanded and sorted).","type":"array","items":{"$ref":"#/definitions/Scenario"}},"timings":{"description":"Wall-clock totals, present only with `--timings`.","$ref":"#/definitions/Timings"}},"definitions":{"Tool":{"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}},"Seed":{"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295},"Count":{"description":"A non-negative integer count.","type":"integer","minimum":0},"Timings":{"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}},"Summary":{"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}},"Status":{"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]},"Dialect":{"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]},"InvariantId":{"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"PolicySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]},"Scenario":{"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2) or `internal` (a bug of sim, exit 3).","enum":["input","internal"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]},"Violation":{"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id.","$ref":"#/definitions/InvariantId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}},"Expectation":{"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"}}},"Counts":{"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}},"Outcome":{"description":"How a turn ended (`turn/end` reason kind and, for `error`, its failure code).","type":"object","additionalProperties":false,"required":["turn","kind"],"properties":{"turn":{"description":"The turn index.","$ref":"#/definitions/Count"},"kind":{"description":"The `turn/end` reason kind (`completed`, `error`, …).","type":"string","minLength":1},"code":{"description":"The failure code of an `error` outcome.","type":"string","minLength":1}}},"FinalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","type":"object","additionalProperties":false,"required":["tokens","ratio","contextWindow"],"properties":{"tokens":{"description":"Metered tokens of the final surface.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"contextWindow":{"description":"The route's context window in tokens, null when unknown.","oneOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"Fault":{"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}},"Artifacts":{"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim run report","description":"The canonical report of one `sim run` (design §4 item 7): every other format (pretty, markdown, junit, …) is a pure function of it. Source of truth for the report format; packages/sim/src/report/types.ts mirrors it and a test keeps them in step. Regenerate the validator with `pnpm report:schema`.","type":"object","additionalProperties":false,"required":["schemaVersion","tool","runId","seed","summary","scenarios"],"properties":{"schemaVersion":{"description":"Version of the report document; bumped on any incompatible change.","const":1},"tool":{"description":"The program that wrote the report.","$ref":"#/definitions/Tool"},"runId":{"description":"Deterministic id of the run (from the seed override and the scenario list), also the default folder name under reports/.","type":"string","minLength":1,"maxLength":200},"seed":{"description":"The `--seed` override (uint32), or null when every scenario ran with its own `seed`.","oneOf":[{"$ref":"#/definitions/Seed"},{"type":"null"}]},"summary":{"description":"Totals over all scenarios.","$ref":"#/definitions/Summary"},"scenarios":{"description":"One entry per scenario and subject, in the order the files were given (globs expanded and sorted).","type":"array","items":{"$ref":"#/definitions/Scenario"}},"timings":{"description":"Wall-clock totals, present only with `--timings`.","$ref":"#/definitions/Timings"},"differential":{"description":"Subject-vs-subject comparison (issue #7), present only when the run used two or more subjects (`sim run --subject reference,dsh`).","$ref":"#/definitions/Differential"},"cache":{"description":"Cache totals over the scenarios that carry a `cache` section (issue #9); absent when none does.","$ref":"#/definitions/RunCache"},"shard":{"description":"The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run.","$ref":"#/definitions/RunShard"}},"definitions":{"RunShard":{"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}},"ScenarioCache":{"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}},"CacheRequestRow":{"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}},"CacheReportedUsage":{"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}},"CacheTotals":{"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}},"CachePriceRef":{"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}},"RunCache":{"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}},"Differential":{"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}},"DifferentialSummary":{"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}},"DifferentialScenario":{"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}},"DifferentialDifference":{"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}},"DifferentialAspect":{"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]},"Tool":{"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}},"Seed":{"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295},"Count":{"description":"A non-negative integer count.","type":"integer","minimum":0},"Timings":{"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}},"Summary":{"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}},"Status":{"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]},"Dialect":{"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]},"InvariantId":{"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"PolicySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]},"Scenario":{"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2) or `internal` (a bug of sim, exit 3).","enum":["input","internal"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]},"Violation":{"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id.","$ref":"#/definitions/InvariantId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}},"Expectation":{"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"}}},"Counts":{"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}},"Outcome":{"description":"How a turn ended (`turn/end` reason kind and, for `error`, its failure code).","type":"object","additionalProperties":false,"required":["turn","kind"],"properties":{"turn":{"description":"The turn index.","$ref":"#/definitions/Count"},"kind":{"description":"The `turn/end` reason kind (`completed`, `error`, …).","type":"string","minLength":1},"code":{"description":"The failure code of an `error` outcome.","type":"string","minLength":1}}},"FinalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","type":"object","additionalProperties":false,"required":["tokens","ratio","contextWindow"],"properties":{"tokens":{"description":"Metered tokens of the final surface.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"contextWindow":{"description":"The route's context window in tokens, null when unknown.","oneOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"Fault":{"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}},"Timeline":{"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}},"TimelinePoint":{"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]}}},"TimelineMarker":{"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}},"Path":{"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}},"Artifacts":{"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}}}};
 const schema12 = {"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}};
 const schema13 = {"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295};
 const schema48 = {"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}};
-const func2 = require("ajv/dist/runtime/ucs2length").default;
+const schema98 = {"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}};
+const func2 = Object.prototype.hasOwnProperty;
+const func3 = require("ajv/dist/runtime/ucs2length").default;
 const schema14 = {"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}};
 const schema15 = {"description":"A non-negative integer count.","type":"integer","minimum":0};
 
@@ -218,14 +220,13 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema20 = {"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2) or `internal` (a bug of sim, exit 3).","enum":["input","internal"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]};
+const schema20 = {"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2) or `internal` (a bug of sim, exit 3).","enum":["input","internal"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]};
 const schema22 = {"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]};
 const schema23 = {"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]};
 const schema24 = {"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}};
 const schema41 = {"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]};
 const schema42 = {"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
 const schema45 = {"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"}}};
-const func5 = Object.prototype.hasOwnProperty;
 const func0 = require("ajv/dist/runtime/equal").default;
 const schema25 = {"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}};
 
@@ -344,7 +345,7 @@ vErrors.push(err10);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema25.properties, key0))){
+if(!(func2.call(schema25.properties, key0))){
 const err11 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err11];
@@ -711,7 +712,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 === "string"){
-if(func2(data1) < 1){
+if(func3(data1) < 1){
 const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err5];
@@ -736,7 +737,7 @@ errors++;
 if(data.code !== undefined){
 let data2 = data.code;
 if(typeof data2 === "string"){
-if(func2(data2) < 1){
+if(func3(data2) < 1){
 const err7 = {instancePath:instancePath+"/code",schemaPath:"#/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err7];
@@ -1242,6 +1243,2468 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
+const schema49 = {"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}};
+const schema51 = {"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]}}};
+
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.request === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "request"},message:"must have required property '"+"request"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.purpose === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.seq === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "seq"},message:"must have required property '"+"seq"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.tokens === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tokens"},message:"must have required property '"+"tokens"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.ratio === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ratio"},message:"must have required property '"+"ratio"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.thresholdTokens === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "thresholdTokens"},message:"must have required property '"+"thresholdTokens"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "request") || (key0 === "purpose")) || (key0 === "seq")) || (key0 === "tokens")) || (key0 === "ratio")) || (key0 === "thresholdTokens"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.request !== undefined){
+let data0 = data.request;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err7 = {instancePath:instancePath+"/request",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err8 = {instancePath:instancePath+"/request",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.purpose !== undefined){
+let data1 = data.purpose;
+if(!((data1 === "conversation") || (data1 === "compaction"))){
+const err9 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema51.properties.purpose.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.seq !== undefined){
+let data2 = data.seq;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/seq",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/seq",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.tokens !== undefined){
+let data3 = data.tokens;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/tokens",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/tokens",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.ratio !== undefined){
+let data4 = data.ratio;
+const _errs13 = errors;
+let valid4 = false;
+let passing0 = null;
+const _errs14 = errors;
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/oneOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid4 = true;
+passing0 = 0;
+}
+const _errs16 = errors;
+if(data4 !== null){
+const err16 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid0 = _errs16 === errors;
+if(_valid0 && valid4){
+valid4 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid4 = true;
+passing0 = 1;
+}
+}
+if(!valid4){
+const err17 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.thresholdTokens !== undefined){
+let data5 = data.thresholdTokens;
+const _errs19 = errors;
+let valid5 = false;
+let passing1 = null;
+const _errs20 = errors;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err18 = {instancePath:instancePath+"/thresholdTokens",schemaPath:"#/properties/thresholdTokens/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/thresholdTokens",schemaPath:"#/properties/thresholdTokens/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+var _valid1 = _errs20 === errors;
+if(_valid1){
+valid5 = true;
+passing1 = 0;
+}
+const _errs22 = errors;
+if(data5 !== null){
+const err20 = {instancePath:instancePath+"/thresholdTokens",schemaPath:"#/properties/thresholdTokens/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+var _valid1 = _errs22 === errors;
+if(_valid1 && valid5){
+valid5 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid5 = true;
+passing1 = 1;
+}
+}
+if(!valid5){
+const err21 = {instancePath:instancePath+"/thresholdTokens",schemaPath:"#/properties/thresholdTokens/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+else {
+errors = _errs19;
+if(vErrors !== null){
+if(_errs19){
+vErrors.length = _errs19;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+validate25.errors = vErrors;
+return errors === 0;
+}
+
+const schema55 = {"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}};
+
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.seq === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "seq"},message:"must have required property '"+"seq"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "kind") || (key0 === "seq")) || (key0 === "compactionId")) || (key0 === "failed"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(!((((data0 === "compaction-start") || (data0 === "compaction-end")) || (data0 === "prune")) || (data0 === "offload"))){
+const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema55.properties.kind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.seq !== undefined){
+let data1 = data.seq;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err4 = {instancePath:instancePath+"/seq",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err5 = {instancePath:instancePath+"/seq",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data.compactionId !== undefined){
+if(typeof data.compactionId !== "string"){
+const err6 = {instancePath:instancePath+"/compactionId",schemaPath:"#/properties/compactionId/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.failed !== undefined){
+if(true !== data.failed){
+const err7 = {instancePath:instancePath+"/failed",schemaPath:"#/properties/failed/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate27.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.events === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "events"},message:"must have required property '"+"events"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.points === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "points"},message:"must have required property '"+"points"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.markers === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "markers"},message:"must have required property '"+"markers"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "events") || (key0 === "points")) || (key0 === "markers"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.events !== undefined){
+let data0 = data.events;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err4 = {instancePath:instancePath+"/events",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err5 = {instancePath:instancePath+"/events",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data.points !== undefined){
+let data1 = data.points;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate25(data1[i0], {instancePath:instancePath+"/points/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.markers !== undefined){
+let data3 = data.markers;
+if(Array.isArray(data3)){
+const len1 = data3.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate27(data3[i1], {instancePath:instancePath+"/markers/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/markers",schemaPath:"#/properties/markers/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate24.errors = vErrors;
+return errors === 0;
+}
+
+const schema57 = {"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}};
+
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.path === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.reached === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reached"},message:"must have required property '"+"reached"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "path") || (key0 === "reached"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.path !== undefined){
+let data0 = data.path;
+if(typeof data0 === "string"){
+if(func3(data0) < 1){
+const err3 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+else {
+const err4 = {instancePath:instancePath+"/path",schemaPath:"#/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.reached !== undefined){
+let data1 = data.reached;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err5 = {instancePath:instancePath+"/reached",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err6 = {instancePath:instancePath+"/reached",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate30.errors = vErrors;
+return errors === 0;
+}
+
+const schema59 = {"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}};
+const schema60 = {"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}};
+const pattern1 = new RegExp("^\\d{4}-\\d{2}-\\d{2}$", "u");
+const schema61 = {"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}};
+const schema70 = {"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}};
+
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.cached === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cached"},message:"must have required property '"+"cached"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.uncached === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uncached"},message:"must have required property '"+"uncached"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.written === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "written"},message:"must have required property '"+"written"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((key0 === "cached") || (key0 === "uncached")) || (key0 === "written"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.cached !== undefined){
+let data0 = data.cached;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err4 = {instancePath:instancePath+"/cached",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err5 = {instancePath:instancePath+"/cached",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+if(data.uncached !== undefined){
+let data1 = data.uncached;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err6 = {instancePath:instancePath+"/uncached",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/uncached",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+if(data.written !== undefined){
+let data2 = data.written;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err8 = {instancePath:instancePath+"/written",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err9 = {instancePath:instancePath+"/written",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err10 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+validate34.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.index === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.purpose === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "purpose"},message:"must have required property '"+"purpose"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.cacheKey === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cacheKey"},message:"must have required property '"+"cacheKey"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.rejected === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rejected"},message:"must have required property '"+"rejected"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.prompt === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.cached === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cached"},message:"must have required property '"+"cached"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.uncached === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uncached"},message:"must have required property '"+"uncached"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.written === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "written"},message:"must have required property '"+"written"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.divergence === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "divergence"},message:"must have required property '"+"divergence"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.source === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "source"},message:"must have required property '"+"source"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.cause === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cause"},message:"must have required property '"+"cause"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.causeKind === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "causeKind"},message:"must have required property '"+"causeKind"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.recomputed === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "recomputed"},message:"must have required property '"+"recomputed"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.output === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "output"},message:"must have required property '"+"output"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.cost === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema61.properties, key0))){
+const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data.index !== undefined){
+let data0 = data.index;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err16 = {instancePath:instancePath+"/index",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err17 = {instancePath:instancePath+"/index",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data.purpose !== undefined){
+let data1 = data.purpose;
+if(!((data1 === "conversation") || (data1 === "compaction"))){
+const err18 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema61.properties.purpose.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.cacheKey !== undefined){
+let data2 = data.cacheKey;
+if(typeof data2 === "string"){
+if(func3(data2) < 1){
+const err19 = {instancePath:instancePath+"/cacheKey",schemaPath:"#/properties/cacheKey/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/cacheKey",schemaPath:"#/properties/cacheKey/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.rejected !== undefined){
+if(typeof data.rejected !== "boolean"){
+const err21 = {instancePath:instancePath+"/rejected",schemaPath:"#/properties/rejected/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.prompt !== undefined){
+let data4 = data.prompt;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err22 = {instancePath:instancePath+"/prompt",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err23 = {instancePath:instancePath+"/prompt",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data.cached !== undefined){
+let data5 = data.cached;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err24 = {instancePath:instancePath+"/cached",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err25 = {instancePath:instancePath+"/cached",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data.uncached !== undefined){
+let data6 = data.uncached;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err26 = {instancePath:instancePath+"/uncached",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 0 || isNaN(data6)){
+const err27 = {instancePath:instancePath+"/uncached",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+}
+if(data.written !== undefined){
+let data7 = data.written;
+if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
+const err28 = {instancePath:instancePath+"/written",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err29 = {instancePath:instancePath+"/written",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+if(data.divergence !== undefined){
+let data8 = data.divergence;
+const _errs23 = errors;
+let valid6 = false;
+let passing0 = null;
+const _errs24 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err30 = {instancePath:instancePath+"/divergence",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err31 = {instancePath:instancePath+"/divergence",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+var _valid0 = _errs24 === errors;
+if(_valid0){
+valid6 = true;
+passing0 = 0;
+}
+const _errs27 = errors;
+if(data8 !== null){
+const err32 = {instancePath:instancePath+"/divergence",schemaPath:"#/properties/divergence/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+var _valid0 = _errs27 === errors;
+if(_valid0 && valid6){
+valid6 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid6 = true;
+passing0 = 1;
+}
+}
+if(!valid6){
+const err33 = {instancePath:instancePath+"/divergence",schemaPath:"#/properties/divergence/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+else {
+errors = _errs23;
+if(vErrors !== null){
+if(_errs23){
+vErrors.length = _errs23;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.source !== undefined){
+let data9 = data.source;
+const _errs30 = errors;
+let valid8 = false;
+let passing1 = null;
+const _errs31 = errors;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err34 = {instancePath:instancePath+"/source",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err35 = {instancePath:instancePath+"/source",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+var _valid1 = _errs31 === errors;
+if(_valid1){
+valid8 = true;
+passing1 = 0;
+}
+const _errs34 = errors;
+if(data9 !== null){
+const err36 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+var _valid1 = _errs34 === errors;
+if(_valid1 && valid8){
+valid8 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid8 = true;
+passing1 = 1;
+}
+}
+if(!valid8){
+const err37 = {instancePath:instancePath+"/source",schemaPath:"#/properties/source/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+else {
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.cause !== undefined){
+let data10 = data.cause;
+if(typeof data10 === "string"){
+if(func3(data10) < 1){
+const err38 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/cause",schemaPath:"#/properties/cause/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.causeKind !== undefined){
+let data11 = data.causeKind;
+if(!((((((data11 === "none") || (data11 === "replacement")) || (data11 === "prune")) || (data11 === "offload")) || (data11 === "tools-change")) || (data11 === "route-change"))){
+const err40 = {instancePath:instancePath+"/causeKind",schemaPath:"#/properties/causeKind/enum",keyword:"enum",params:{allowedValues: schema61.properties.causeKind.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.recomputed !== undefined){
+let data12 = data.recomputed;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err41 = {instancePath:instancePath+"/recomputed",schemaPath:"#/properties/recomputed/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.output !== undefined){
+let data13 = data.output;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err42 = {instancePath:instancePath+"/output",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err43 = {instancePath:instancePath+"/output",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+}
+if(data.cost !== undefined){
+let data14 = data.cost;
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err44 = {instancePath:instancePath+"/cost",schemaPath:"#/properties/cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/cost",schemaPath:"#/properties/cost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+if(data.reported !== undefined){
+if(!(validate34(data.reported, {instancePath:instancePath+"/reported",parentData:data,parentDataProperty:"reported",rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+if(data.mismatch !== undefined){
+if(true !== data.mismatch){
+const err46 = {instancePath:instancePath+"/mismatch",schemaPath:"#/properties/mismatch/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.scripted !== undefined){
+if(true !== data.scripted){
+const err47 = {instancePath:instancePath+"/scripted",schemaPath:"#/properties/scripted/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+}
+else {
+const err48 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+validate33.errors = vErrors;
+return errors === 0;
+}
+
+const schema74 = {"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}};
+
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.requests === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "requests"},message:"must have required property '"+"requests"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.prompt === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "prompt"},message:"must have required property '"+"prompt"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.cached === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cached"},message:"must have required property '"+"cached"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.uncached === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uncached"},message:"must have required property '"+"uncached"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.reuseRatio === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuseRatio"},message:"must have required property '"+"reuseRatio"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((key0 === "requests") || (key0 === "prompt")) || (key0 === "cached")) || (key0 === "uncached")) || (key0 === "reuseRatio"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.requests !== undefined){
+let data0 = data.requests;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err6 = {instancePath:instancePath+"/requests",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err7 = {instancePath:instancePath+"/requests",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+if(data.prompt !== undefined){
+let data1 = data.prompt;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err8 = {instancePath:instancePath+"/prompt",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err9 = {instancePath:instancePath+"/prompt",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.cached !== undefined){
+let data2 = data.cached;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err10 = {instancePath:instancePath+"/cached",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err11 = {instancePath:instancePath+"/cached",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.uncached !== undefined){
+let data3 = data.uncached;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/uncached",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err13 = {instancePath:instancePath+"/uncached",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.reuseRatio !== undefined){
+let data4 = data.reuseRatio;
+const _errs15 = errors;
+let valid5 = false;
+let passing0 = null;
+const _errs16 = errors;
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 1 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/reuseRatio",schemaPath:"#/properties/reuseRatio/oneOf/0/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/reuseRatio",schemaPath:"#/properties/reuseRatio/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/reuseRatio",schemaPath:"#/properties/reuseRatio/oneOf/0/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+var _valid0 = _errs16 === errors;
+if(_valid0){
+valid5 = true;
+passing0 = 0;
+}
+const _errs18 = errors;
+if(data4 !== null){
+const err17 = {instancePath:instancePath+"/reuseRatio",schemaPath:"#/properties/reuseRatio/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+var _valid0 = _errs18 === errors;
+if(_valid0 && valid5){
+valid5 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid5 = true;
+passing0 = 1;
+}
+}
+if(!valid5){
+const err18 = {instancePath:instancePath+"/reuseRatio",schemaPath:"#/properties/reuseRatio/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate37.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.contract === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "contract"},message:"must have required property '"+"contract"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.deviation === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "deviation"},message:"must have required property '"+"deviation"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.granularityTokens === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "granularityTokens"},message:"must have required property '"+"granularityTokens"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.ttlMs === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ttlMs"},message:"must have required property '"+"ttlMs"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.price === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "price"},message:"must have required property '"+"price"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.requests === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "requests"},message:"must have required property '"+"requests"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.overall === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "overall"},message:"must have required property '"+"overall"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if(data.conversation === undefined){
+const err7 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conversation"},message:"must have required property '"+"conversation"+"'"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data.compaction === undefined){
+const err8 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "compaction"},message:"must have required property '"+"compaction"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(data.seriesBoundaries === undefined){
+const err9 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "seriesBoundaries"},message:"must have required property '"+"seriesBoundaries"+"'"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if(data.recomputedByCompaction === undefined){
+const err10 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "recomputedByCompaction"},message:"must have required property '"+"recomputedByCompaction"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data.summaryCost === undefined){
+const err11 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summaryCost"},message:"must have required property '"+"summaryCost"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data.tokensSaved === undefined){
+const err12 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "tokensSaved"},message:"must have required property '"+"tokensSaved"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data.savedCost === undefined){
+const err13 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "savedCost"},message:"must have required property '"+"savedCost"+"'"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if(data.recomputeCost === undefined){
+const err14 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "recomputeCost"},message:"must have required property '"+"recomputeCost"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data.netSaving === undefined){
+const err15 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "netSaving"},message:"must have required property '"+"netSaving"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data.mismatches === undefined){
+const err16 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mismatches"},message:"must have required property '"+"mismatches"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data.scriptedUsage === undefined){
+const err17 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scriptedUsage"},message:"must have required property '"+"scriptedUsage"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema59.properties, key0))){
+const err18 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data.contract !== undefined){
+let data0 = data.contract;
+if(!((((data0 === "protocol") || (data0 === "openai")) || (data0 === "anthropic")) || (data0 === "deepseek"))){
+const err19 = {instancePath:instancePath+"/contract",schemaPath:"#/properties/contract/enum",keyword:"enum",params:{allowedValues: schema59.properties.contract.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data.deviation !== undefined){
+let data1 = data.deviation;
+if(!(((data1 === "none") || (data1 === "none-cached")) || (data1 === "half-cached"))){
+const err20 = {instancePath:instancePath+"/deviation",schemaPath:"#/properties/deviation/enum",keyword:"enum",params:{allowedValues: schema59.properties.deviation.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.granularityTokens !== undefined){
+let data2 = data.granularityTokens;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err21 = {instancePath:instancePath+"/granularityTokens",schemaPath:"#/properties/granularityTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err22 = {instancePath:instancePath+"/granularityTokens",schemaPath:"#/properties/granularityTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+if(data.ttlMs !== undefined){
+let data3 = data.ttlMs;
+const _errs7 = errors;
+let valid1 = false;
+let passing0 = null;
+const _errs8 = errors;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err23 = {instancePath:instancePath+"/ttlMs",schemaPath:"#/properties/ttlMs/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err24 = {instancePath:instancePath+"/ttlMs",schemaPath:"#/properties/ttlMs/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+var _valid0 = _errs8 === errors;
+if(_valid0){
+valid1 = true;
+passing0 = 0;
+}
+const _errs10 = errors;
+if(data3 !== null){
+const err25 = {instancePath:instancePath+"/ttlMs",schemaPath:"#/properties/ttlMs/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+var _valid0 = _errs10 === errors;
+if(_valid0 && valid1){
+valid1 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid1 = true;
+passing0 = 1;
+}
+}
+if(!valid1){
+const err26 = {instancePath:instancePath+"/ttlMs",schemaPath:"#/properties/ttlMs/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+else {
+errors = _errs7;
+if(vErrors !== null){
+if(_errs7){
+vErrors.length = _errs7;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.price !== undefined){
+let data4 = data.price;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.tableVersion === undefined){
+const err27 = {instancePath:instancePath+"/price",schemaPath:"#/definitions/CachePriceRef/required",keyword:"required",params:{missingProperty: "tableVersion"},message:"must have required property '"+"tableVersion"+"'"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data4.tableDate === undefined){
+const err28 = {instancePath:instancePath+"/price",schemaPath:"#/definitions/CachePriceRef/required",keyword:"required",params:{missingProperty: "tableDate"},message:"must have required property '"+"tableDate"+"'"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data4.entry === undefined){
+const err29 = {instancePath:instancePath+"/price",schemaPath:"#/definitions/CachePriceRef/required",keyword:"required",params:{missingProperty: "entry"},message:"must have required property '"+"entry"+"'"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+if(data4.currency === undefined){
+const err30 = {instancePath:instancePath+"/price",schemaPath:"#/definitions/CachePriceRef/required",keyword:"required",params:{missingProperty: "currency"},message:"must have required property '"+"currency"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!((((key1 === "tableVersion") || (key1 === "tableDate")) || (key1 === "entry")) || (key1 === "currency"))){
+const err31 = {instancePath:instancePath+"/price",schemaPath:"#/definitions/CachePriceRef/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data4.tableVersion !== undefined){
+let data5 = data4.tableVersion;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err32 = {instancePath:instancePath+"/price/tableVersion",schemaPath:"#/definitions/CachePriceRef/properties/tableVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err33 = {instancePath:instancePath+"/price/tableVersion",schemaPath:"#/definitions/CachePriceRef/properties/tableVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+if(data4.tableDate !== undefined){
+let data6 = data4.tableDate;
+if(typeof data6 === "string"){
+if(!pattern1.test(data6)){
+const err34 = {instancePath:instancePath+"/price/tableDate",schemaPath:"#/definitions/CachePriceRef/properties/tableDate/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}$"+"\""};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/price/tableDate",schemaPath:"#/definitions/CachePriceRef/properties/tableDate/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data4.entry !== undefined){
+let data7 = data4.entry;
+if(typeof data7 === "string"){
+if(func3(data7) < 1){
+const err36 = {instancePath:instancePath+"/price/entry",schemaPath:"#/definitions/CachePriceRef/properties/entry/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/price/entry",schemaPath:"#/definitions/CachePriceRef/properties/entry/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data4.currency !== undefined){
+if("USD" !== data4.currency){
+const err38 = {instancePath:instancePath+"/price/currency",schemaPath:"#/definitions/CachePriceRef/properties/currency/const",keyword:"const",params:{allowedValue: "USD"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/price",schemaPath:"#/definitions/CachePriceRef/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+if(data.requests !== undefined){
+let data9 = data.requests;
+if(Array.isArray(data9)){
+const len0 = data9.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate33(data9[i0], {instancePath:instancePath+"/requests/" + i0,parentData:data9,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err40 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.overall !== undefined){
+if(!(validate37(data.overall, {instancePath:instancePath+"/overall",parentData:data,parentDataProperty:"overall",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+errors = vErrors.length;
+}
+}
+if(data.conversation !== undefined){
+if(!(validate37(data.conversation, {instancePath:instancePath+"/conversation",parentData:data,parentDataProperty:"conversation",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+errors = vErrors.length;
+}
+}
+if(data.compaction !== undefined){
+if(!(validate37(data.compaction, {instancePath:instancePath+"/compaction",parentData:data,parentDataProperty:"compaction",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+errors = vErrors.length;
+}
+}
+if(data.seriesBoundaries !== undefined){
+let data14 = data.seriesBoundaries;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err41 = {instancePath:instancePath+"/seriesBoundaries",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err42 = {instancePath:instancePath+"/seriesBoundaries",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+}
+if(data.recomputedByCompaction !== undefined){
+let data15 = data.recomputedByCompaction;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err43 = {instancePath:instancePath+"/recomputedByCompaction",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err44 = {instancePath:instancePath+"/recomputedByCompaction",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+if(data.summaryCost !== undefined){
+let data16 = data.summaryCost;
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 0 || isNaN(data16)){
+const err45 = {instancePath:instancePath+"/summaryCost",schemaPath:"#/properties/summaryCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/summaryCost",schemaPath:"#/properties/summaryCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.tokensSaved !== undefined){
+let data17 = data.tokensSaved;
+if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
+const err47 = {instancePath:instancePath+"/tokensSaved",schemaPath:"#/properties/tokensSaved/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+}
+if(data.savedCost !== undefined){
+let data18 = data.savedCost;
+if(!((typeof data18 == "number") && (isFinite(data18)))){
+const err48 = {instancePath:instancePath+"/savedCost",schemaPath:"#/properties/savedCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+if(data.recomputeCost !== undefined){
+let data19 = data.recomputeCost;
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 < 0 || isNaN(data19)){
+const err49 = {instancePath:instancePath+"/recomputeCost",schemaPath:"#/properties/recomputeCost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/recomputeCost",schemaPath:"#/properties/recomputeCost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data.netSaving !== undefined){
+let data20 = data.netSaving;
+if(!((typeof data20 == "number") && (isFinite(data20)))){
+const err51 = {instancePath:instancePath+"/netSaving",schemaPath:"#/properties/netSaving/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+}
+if(data.mismatches !== undefined){
+let data21 = data.mismatches;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err52 = {instancePath:instancePath+"/mismatches",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 0 || isNaN(data21)){
+const err53 = {instancePath:instancePath+"/mismatches",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+}
+}
+if(data.scriptedUsage !== undefined){
+let data22 = data.scriptedUsage;
+if(!(((typeof data22 == "number") && (!(data22 % 1) && !isNaN(data22))) && (isFinite(data22)))){
+const err54 = {instancePath:instancePath+"/scriptedUsage",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+if((typeof data22 == "number") && (isFinite(data22))){
+if(data22 < 0 || isNaN(data22)){
+const err55 = {instancePath:instancePath+"/scriptedUsage",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err56 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+validate32.errors = vErrors;
+return errors === 0;
+}
+
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1506,7 +3969,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key0 in data){
-if(!(func5.call(schema20.properties, key0))){
+if(!(func2.call(schema20.properties, key0))){
 const err20 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -1520,7 +3983,7 @@ errors++;
 if(data.file !== undefined){
 let data2 = data.file;
 if(typeof data2 === "string"){
-if(func2(data2) < 1){
+if(func3(data2) < 1){
 const err21 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err21];
@@ -1545,7 +4008,7 @@ errors++;
 if(data.name !== undefined){
 let data3 = data.name;
 if(typeof data3 === "string"){
-if(func2(data3) < 1){
+if(func3(data3) < 1){
 const err23 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err23];
@@ -1570,7 +4033,7 @@ errors++;
 if(data.subject !== undefined){
 let data4 = data.subject;
 if(typeof data4 === "string"){
-if(func2(data4) < 1){
+if(func3(data4) < 1){
 const err25 = {instancePath:instancePath+"/subject",schemaPath:"#/properties/subject/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err25];
@@ -1656,7 +4119,7 @@ errors++;
 if(data.skipReason !== undefined){
 let data8 = data.skipReason;
 if(typeof data8 === "string"){
-if(func2(data8) < 1){
+if(func3(data8) < 1){
 const err32 = {instancePath:instancePath+"/skipReason",schemaPath:"#/properties/skipReason/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err32];
@@ -1681,7 +4144,7 @@ errors++;
 if(data.error !== undefined){
 let data9 = data.error;
 if(typeof data9 === "string"){
-if(func2(data9) < 1){
+if(func3(data9) < 1){
 const err34 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err34];
@@ -1764,7 +4227,7 @@ errors++;
 if(data11.log !== undefined){
 let data12 = data11.log;
 if(typeof data12 === "string"){
-if(func2(data12) < 1){
+if(func3(data12) < 1){
 const err41 = {instancePath:instancePath+"/artifacts/log",schemaPath:"#/definitions/Artifacts/properties/log/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err41];
@@ -1789,7 +4252,7 @@ errors++;
 if(data11.manifest !== undefined){
 let data13 = data11.manifest;
 if(typeof data13 === "string"){
-if(func2(data13) < 1){
+if(func3(data13) < 1){
 const err43 = {instancePath:instancePath+"/artifacts/manifest",schemaPath:"#/definitions/Artifacts/properties/manifest/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err43];
@@ -1814,7 +4277,7 @@ errors++;
 if(data11.requests !== undefined){
 let data14 = data11.requests;
 if(typeof data14 === "string"){
-if(func2(data14) < 1){
+if(func3(data14) < 1){
 const err45 = {instancePath:instancePath+"/artifacts/requests",schemaPath:"#/definitions/Artifacts/properties/requests/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err45];
@@ -2080,7 +4543,7 @@ errors++;
 if(data25.name !== undefined){
 let data26 = data25.name;
 if(typeof data26 === "string"){
-if(func2(data26) < 1){
+if(func3(data26) < 1){
 const err61 = {instancePath:instancePath+"/expectations/" + i4+"/name",schemaPath:"#/definitions/Expectation/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err61];
@@ -2215,7 +4678,7 @@ errors++;
 if(data.replay !== undefined){
 let data34 = data.replay;
 if(typeof data34 === "string"){
-if(func2(data34) < 1){
+if(func3(data34) < 1){
 const err71 = {instancePath:instancePath+"/replay",schemaPath:"#/properties/replay/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err71];
@@ -2299,9 +4762,25 @@ vErrors.push(err77);
 errors++;
 }
 }
+if(data.timeline !== undefined){
+if(!(validate24(data.timeline, {instancePath:instancePath+"/timeline",parentData:data,parentDataProperty:"timeline",rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+errors = vErrors.length;
+}
+}
+if(data.paths !== undefined){
+let data38 = data.paths;
+if(Array.isArray(data38)){
+const len6 = data38.length;
+for(let i7=0; i7<len6; i7++){
+if(!(validate30(data38[i7], {instancePath:instancePath+"/paths/" + i7,parentData:data38,parentDataProperty:i7,rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
-const err78 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err78 = {instancePath:instancePath+"/paths",schemaPath:"#/properties/paths/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -2310,7 +4789,1064 @@ vErrors.push(err78);
 }
 errors++;
 }
+}
+if(data.cache !== undefined){
+if(!(validate32(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err79 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
 validate13.errors = vErrors;
+return errors === 0;
+}
+
+const schema84 = {"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}};
+const schema85 = {"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}};
+
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.scenarios === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scenarios"},message:"must have required property '"+"scenarios"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.compared === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "compared"},message:"must have required property '"+"compared"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.skipped === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "skipped"},message:"must have required property '"+"skipped"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.identical === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "identical"},message:"must have required property '"+"identical"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.explained === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "explained"},message:"must have required property '"+"explained"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.unexplained === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unexplained"},message:"must have required property '"+"unexplained"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "scenarios") || (key0 === "compared")) || (key0 === "skipped")) || (key0 === "identical")) || (key0 === "explained")) || (key0 === "unexplained"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.scenarios !== undefined){
+let data0 = data.scenarios;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err7 = {instancePath:instancePath+"/scenarios",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err8 = {instancePath:instancePath+"/scenarios",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.compared !== undefined){
+let data1 = data.compared;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err9 = {instancePath:instancePath+"/compared",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err10 = {instancePath:instancePath+"/compared",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.skipped !== undefined){
+let data2 = data.skipped;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/skipped",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/skipped",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.identical !== undefined){
+let data3 = data.identical;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err13 = {instancePath:instancePath+"/identical",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err14 = {instancePath:instancePath+"/identical",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.explained !== undefined){
+let data4 = data.explained;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/explained",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/explained",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data.unexplained !== undefined){
+let data5 = data.unexplained;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/unexplained",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/unexplained",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+
+const schema92 = {"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}};
+const schema93 = {"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}};
+const schema94 = {"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]};
+
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.aspect === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "aspect"},message:"must have required property '"+"aspect"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.base === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.other === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "other"},message:"must have required property '"+"other"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.verdict === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "verdict"},message:"must have required property '"+"verdict"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.note === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "note"},message:"must have required property '"+"note"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "aspect") || (key0 === "base")) || (key0 === "other")) || (key0 === "verdict")) || (key0 === "rule")) || (key0 === "note"))){
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.aspect !== undefined){
+let data0 = data.aspect;
+if(!((((((((data0 === "brackets") || (data0 === "shadowed")) || (data0 === "summaries")) || (data0 === "prunes")) || (data0 === "offloads")) || (data0 === "retries")) || (data0 === "surface")) || (data0 === "pressure"))){
+const err6 = {instancePath:instancePath+"/aspect",schemaPath:"#/definitions/DifferentialAspect/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.base !== undefined){
+if(typeof data.base !== "string"){
+const err7 = {instancePath:instancePath+"/base",schemaPath:"#/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.other !== undefined){
+if(typeof data.other !== "string"){
+const err8 = {instancePath:instancePath+"/other",schemaPath:"#/properties/other/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.verdict !== undefined){
+let data3 = data.verdict;
+if(!((data3 === "explained") || (data3 === "unexplained"))){
+const err9 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema93.properties.verdict.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.rule !== undefined){
+if(typeof data.rule !== "string"){
+const err10 = {instancePath:instancePath+"/rule",schemaPath:"#/properties/rule/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.note !== undefined){
+if(typeof data.note !== "string"){
+const err11 = {instancePath:instancePath+"/note",schemaPath:"#/properties/note/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+validate47.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.file === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.name === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.base === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.other === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "other"},message:"must have required property '"+"other"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.status === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.differences === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "differences"},message:"must have required property '"+"differences"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "file") || (key0 === "name")) || (key0 === "base")) || (key0 === "other")) || (key0 === "status")) || (key0 === "skipReason")) || (key0 === "differences"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.file !== undefined){
+if(typeof data.file !== "string"){
+const err7 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+if(typeof data.name !== "string"){
+const err8 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.base !== undefined){
+if(typeof data.base !== "string"){
+const err9 = {instancePath:instancePath+"/base",schemaPath:"#/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.other !== undefined){
+if(typeof data.other !== "string"){
+const err10 = {instancePath:instancePath+"/other",schemaPath:"#/properties/other/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data4 = data.status;
+if(!((data4 === "compared") || (data4 === "skipped"))){
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema92.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.skipReason !== undefined){
+if(typeof data.skipReason !== "string"){
+const err12 = {instancePath:instancePath+"/skipReason",schemaPath:"#/properties/skipReason/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.differences !== undefined){
+let data6 = data.differences;
+if(Array.isArray(data6)){
+const len0 = data6.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate47(data6[i0], {instancePath:instancePath+"/differences/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/differences",schemaPath:"#/properties/differences/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate46.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.base === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "base"},message:"must have required property '"+"base"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.subjects === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "subjects"},message:"must have required property '"+"subjects"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.summary === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "summary"},message:"must have required property '"+"summary"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.scenarios === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scenarios"},message:"must have required property '"+"scenarios"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "base") || (key0 === "subjects")) || (key0 === "summary")) || (key0 === "scenarios"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.base !== undefined){
+if(typeof data.base !== "string"){
+const err5 = {instancePath:instancePath+"/base",schemaPath:"#/properties/base/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.subjects !== undefined){
+let data1 = data.subjects;
+if(Array.isArray(data1)){
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data1[i0] !== "string"){
+const err6 = {instancePath:instancePath+"/subjects/" + i0,schemaPath:"#/properties/subjects/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/subjects",schemaPath:"#/properties/subjects/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.summary !== undefined){
+if(!(validate44(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+errors = vErrors.length;
+}
+}
+if(data.scenarios !== undefined){
+let data4 = data.scenarios;
+if(Array.isArray(data4)){
+const len1 = data4.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate46(data4[i1], {instancePath:instancePath+"/scenarios/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/scenarios",schemaPath:"#/properties/scenarios/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+else {
+const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+validate43.errors = vErrors;
+return errors === 0;
+}
+
+const schema95 = {"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.scenarios === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scenarios"},message:"must have required property '"+"scenarios"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.overall === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "overall"},message:"must have required property '"+"overall"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.cost === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cost"},message:"must have required property '"+"cost"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.netSaving === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "netSaving"},message:"must have required property '"+"netSaving"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.mismatches === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mismatches"},message:"must have required property '"+"mismatches"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.mismatchedScenarios === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mismatchedScenarios"},message:"must have required property '"+"mismatchedScenarios"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.price === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "price"},message:"must have required property '"+"price"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "scenarios") || (key0 === "overall")) || (key0 === "cost")) || (key0 === "netSaving")) || (key0 === "mismatches")) || (key0 === "mismatchedScenarios")) || (key0 === "price"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.scenarios !== undefined){
+let data0 = data.scenarios;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err8 = {instancePath:instancePath+"/scenarios",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err9 = {instancePath:instancePath+"/scenarios",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.overall !== undefined){
+if(!(validate37(data.overall, {instancePath:instancePath+"/overall",parentData:data,parentDataProperty:"overall",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+errors = vErrors.length;
+}
+}
+if(data.cost !== undefined){
+let data2 = data.cost;
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err10 = {instancePath:instancePath+"/cost",schemaPath:"#/properties/cost/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/cost",schemaPath:"#/properties/cost/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.netSaving !== undefined){
+let data3 = data.netSaving;
+if(!((typeof data3 == "number") && (isFinite(data3)))){
+const err12 = {instancePath:instancePath+"/netSaving",schemaPath:"#/properties/netSaving/type",keyword:"type",params:{type: "number"},message:"must be number"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.mismatches !== undefined){
+let data4 = data.mismatches;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err13 = {instancePath:instancePath+"/mismatches",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/mismatches",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.mismatchedScenarios !== undefined){
+let data5 = data.mismatchedScenarios;
+if(Array.isArray(data5)){
+const len0 = data5.length;
+for(let i0=0; i0<len0; i0++){
+if(typeof data5[i0] !== "string"){
+const err15 = {instancePath:instancePath+"/mismatchedScenarios/" + i0,schemaPath:"#/properties/mismatchedScenarios/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/mismatchedScenarios",schemaPath:"#/properties/mismatchedScenarios/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.price !== undefined){
+let data7 = data.price;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7.tableVersion === undefined){
+const err17 = {instancePath:instancePath+"/price",schemaPath:"#/properties/price/required",keyword:"required",params:{missingProperty: "tableVersion"},message:"must have required property '"+"tableVersion"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data7.tableDate === undefined){
+const err18 = {instancePath:instancePath+"/price",schemaPath:"#/properties/price/required",keyword:"required",params:{missingProperty: "tableDate"},message:"must have required property '"+"tableDate"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+for(const key1 in data7){
+if(!((key1 === "tableVersion") || (key1 === "tableDate"))){
+const err19 = {instancePath:instancePath+"/price",schemaPath:"#/properties/price/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data7.tableVersion !== undefined){
+let data8 = data7.tableVersion;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err20 = {instancePath:instancePath+"/price/tableVersion",schemaPath:"#/properties/price/properties/tableVersion/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 1 || isNaN(data8)){
+const err21 = {instancePath:instancePath+"/price/tableVersion",schemaPath:"#/properties/price/properties/tableVersion/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data7.tableDate !== undefined){
+if(typeof data7.tableDate !== "string"){
+const err22 = {instancePath:instancePath+"/price/tableDate",schemaPath:"#/properties/price/properties/tableDate/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/price",schemaPath:"#/properties/price/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+else {
+const err24 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+validate51.errors = vErrors;
 return errors === 0;
 }
 
@@ -2380,7 +5916,7 @@ vErrors.push(err5);
 errors++;
 }
 for(const key0 in data){
-if(!(((((((key0 === "schemaVersion") || (key0 === "tool")) || (key0 === "runId")) || (key0 === "seed")) || (key0 === "summary")) || (key0 === "scenarios")) || (key0 === "timings"))){
+if(!(func2.call(schema11.properties, key0))){
 const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err6];
@@ -2453,7 +5989,7 @@ errors++;
 if(data1.version !== undefined){
 let data3 = data1.version;
 if(typeof data3 === "string"){
-if(func2(data3) < 1){
+if(func3(data3) < 1){
 const err12 = {instancePath:instancePath+"/tool/version",schemaPath:"#/definitions/Tool/properties/version/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err12];
@@ -2490,7 +6026,7 @@ errors++;
 if(data.runId !== undefined){
 let data4 = data.runId;
 if(typeof data4 === "string"){
-if(func2(data4) > 200){
+if(func3(data4) > 200){
 const err15 = {instancePath:instancePath+"/runId",schemaPath:"#/properties/runId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters"};
 if(vErrors === null){
 vErrors = [err15];
@@ -2500,7 +6036,7 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(func2(data4) < 1){
+if(func3(data4) < 1){
 const err16 = {instancePath:instancePath+"/runId",schemaPath:"#/properties/runId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err16];
@@ -2699,14 +6235,161 @@ vErrors.push(err28);
 errors++;
 }
 }
+if(data.differential !== undefined){
+if(!(validate43(data.differential, {instancePath:instancePath+"/differential",parentData:data,parentDataProperty:"differential",rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
 }
-else {
-const err29 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+}
+if(data.cache !== undefined){
+if(!(validate51(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
+if(data.shard !== undefined){
+let data13 = data.shard;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.index === undefined){
+const err29 = {instancePath:instancePath+"/shard",schemaPath:"#/definitions/RunShard/required",keyword:"required",params:{missingProperty: "index"},message:"must have required property '"+"index"+"'"};
 if(vErrors === null){
 vErrors = [err29];
 }
 else {
 vErrors.push(err29);
+}
+errors++;
+}
+if(data13.count === undefined){
+const err30 = {instancePath:instancePath+"/shard",schemaPath:"#/definitions/RunShard/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(data13.files === undefined){
+const err31 = {instancePath:instancePath+"/shard",schemaPath:"#/definitions/RunShard/required",keyword:"required",params:{missingProperty: "files"},message:"must have required property '"+"files"+"'"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+for(const key3 in data13){
+if(!(((key3 === "index") || (key3 === "count")) || (key3 === "files"))){
+const err32 = {instancePath:instancePath+"/shard",schemaPath:"#/definitions/RunShard/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data13.index !== undefined){
+let data14 = data13.index;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err33 = {instancePath:instancePath+"/shard/index",schemaPath:"#/definitions/RunShard/properties/index/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 1 || isNaN(data14)){
+const err34 = {instancePath:instancePath+"/shard/index",schemaPath:"#/definitions/RunShard/properties/index/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+if(data13.count !== undefined){
+let data15 = data13.count;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err35 = {instancePath:instancePath+"/shard/count",schemaPath:"#/definitions/RunShard/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 1 || isNaN(data15)){
+const err36 = {instancePath:instancePath+"/shard/count",schemaPath:"#/definitions/RunShard/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+if(data13.files !== undefined){
+let data16 = data13.files;
+if(Array.isArray(data16)){
+const len1 = data16.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data16[i1] !== "string"){
+const err37 = {instancePath:instancePath+"/shard/files/" + i1,schemaPath:"#/definitions/RunShard/properties/files/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/shard/files",schemaPath:"#/definitions/RunShard/properties/files/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/shard",schemaPath:"#/definitions/RunShard/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
 }
 errors++;
 }

@@ -8,13 +8,13 @@
  * and evaluate `expect`. Same scenario files + seed → byte-identical report and artifacts.
  */
 import { createHash } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { http } from 'msw'
 import { setupServer, type SetupServer } from 'msw/node'
 import {
-  EventLog, Seq, TokenMeter, readLog, type CapturedRequest, type LogEvent, type RunManifest,
+  EventLog, Seq, TokenMeter, assertNever, readLog, type CapturedRequest, type Dialect, type LogEvent, type RunManifest,
 } from '@compaction-sim/core'
 import { checkLog } from '../checker/run.ts'
 import { CheckInputError } from '../checker/run-inputs.ts'
@@ -25,13 +25,30 @@ import {
 } from '../report/types.ts'
 import { ScenarioError } from '../scenario/errors.ts'
 import { loadScenario } from '../scenario/load.ts'
+import type { Scenario } from '../scenario/types.ts'
 import { faultSpecOf, resolveScenario, type ResolvedScenario } from '../scenario/resolve.ts'
-import { runReferenceSession } from '../subjects/reference.ts'
+import { referenceSubject } from '../subjects/reference.ts'
+import { missingFeatureReason } from '../subjects/features.ts'
+import { MODULE_CRASH_CHILD, subjectModulePath } from '../subjects/module.ts'
 import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
-import type { SubjectSessionResult } from '../subjects/types.ts'
+import type { Subject, SubjectSessionResult } from '../subjects/types.ts'
 import { countsOf, evaluateExpectations, outcomesOf } from './expectations.ts'
 import { scenarioTranscript } from './transcript.ts'
+import { timelineOf } from './timeline.ts'
 import { createWorld, unsupportedReason, worldRoutes } from './world.ts'
+import { dshSubject } from '../subjects/dsh.ts'
+import { differentialOf } from './differential.ts'
+import { runCacheOf, scenarioCacheOf } from '../metrics/cache.ts'
+import { pathsOf } from '../metrics/paths.ts'
+
+/** The built-in subject a scenario's `subject:` names. */
+function subjectOfKind(kind: ResolvedScenario['subject']['kind']): Subject {
+  switch (kind) {
+    case 'reference': return referenceSubject
+    case 'dsh': return dshSubject
+    default: return assertNever(kind, 'subject')
+  }
+}
 
 /** Base URL the in-process mock answers under (msw intercepts it; nothing leaves the process). */
 export const MOCK_BASE_URL = 'http://provider.compaction-sim.test/v1'
@@ -46,6 +63,44 @@ export interface RunOptions {
   timings?: boolean
   /** Working directory `file` paths are shown relative to (default `process.cwd()`). */
   cwd?: string
+  /** The subject to run instead of the reference core (e.g. a user module, `subjects/module.ts`). */
+  subject?: Subject
+  /**
+   * Runs every scenario under each of these subjects in order (`sim run --subject reference,dsh`), overriding
+   * `subject` and the scenarios' own; with two or more, the report gets a `differential` section (issue #7).
+   */
+  subjects?: readonly Subject[]
+  /**
+   * Policy settings that replace the scenario's own before it is resolved (issue #10, `sim sweep`): the §3.2
+   * checks then apply to the combination, and the run manifest records it, so the checker judges the log by it.
+   */
+  policyOverride?: PolicyOverride
+}
+
+/** One sweep cell's policy (issue #10): each set field replaces the scenario's value; `retainRatio` drops `retainTokens`. */
+export interface PolicyOverride {
+  thresholdRatio?: number
+  retainRatio?: number
+  /** `false` unloads the pruner; `true` loads the scenario's own pruner config, or `{}` (§5.1 defaults) when it has none. */
+  pruner?: boolean
+  /** The routed model's context window (`provider.contextWindow`). */
+  contextWindow?: number
+}
+
+/** `raw` with `override` applied (a copy; `raw` is not modified). */
+export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Scenario {
+  const doc = structuredClone(raw)
+  const policy = { ...doc.policy }
+  if (override.thresholdRatio !== undefined) policy.thresholdRatio = override.thresholdRatio
+  if (override.retainRatio !== undefined) {
+    policy.retainRatio = override.retainRatio
+    delete policy.retainTokens
+  }
+  doc.policy = policy
+  if (override.pruner === false) doc.pruner = false
+  if (override.pruner === true) doc.pruner = doc.pruner === undefined || doc.pruner === false ? {} : doc.pruner
+  if (override.contextWindow !== undefined) doc.provider = { ...doc.provider, contextWindow: override.contextWindow }
+  return doc
 }
 
 /** The version of sim written into reports. */
@@ -88,14 +143,19 @@ interface CrashHarness {
     seed: number
     logPath: string
     crashPoint: { afterEvent: string; occurrence: number }
+    childEntry?: string
+    childArgs?: string[]
+    capturePath?: string
   }): Promise<{ killed: boolean; durableAcked: Array<{ seq: number; type: string }> }>
+  /** The crashed child's request capture (§1.1) up to the crash point, in dispatch order. */
+  readChildCapture(path: string, durableEvents: number | null): Promise<CapturedRequest[]>
 }
 
 /** The crash harness when it is built, else null (crash scenarios are then skipped). */
 async function crashHarness(): Promise<CrashHarness | null> {
   try {
     const mod = await import(new URL('../world/crash.ts', import.meta.url).href) as Partial<CrashHarness>
-    return typeof mod.runCrashingSession === 'function' ? mod as CrashHarness : null
+    return typeof mod.runCrashingSession === 'function' && typeof mod.readChildCapture === 'function' ? mod as CrashHarness : null
   } catch {
     return null // world/crash.ts does not exist yet: crash scenarios are skipped with a reason
   }
@@ -121,12 +181,17 @@ export async function runScenarios(files: readonly string[], options: RunOptions
   const slugs = new Map<string, number>()
   mount.open()
   try {
+    const subjects = options.subjects ?? []
     for (const file of files) {
       let slug = slugOf(displayPath(file, options.cwd))
       const seen = slugs.get(slug) ?? 0
       slugs.set(slug, seen + 1)
       if (seen > 0) slug = `${slug}-${seen + 1}`
-      scenarios.push(await runOne(file, slug, options))
+      if (subjects.length === 0) scenarios.push(await runOne(file, slug, options))
+      // Several subjects: the first keeps the plain artifact names, the others get `--<subject>`.
+      for (const [i, subject] of subjects.entries()) {
+        scenarios.push(await runOne(file, i === 0 ? slug : `${slug}--${subject.name}`, { ...options, subject }))
+      }
     }
   } finally {
     mount.close()
@@ -142,6 +207,11 @@ export async function runScenarios(files: readonly string[], options: RunOptions
     },
     scenarios,
   }
+  if ((options.subjects?.length ?? 0) >= 2) {
+    report.differential = await differentialOf(scenarios, options.outDir, options.subjects?.map((s) => s.name) ?? [])
+  }
+  const cache = runCacheOf(scenarios)
+  if (cache !== undefined) report.cache = cache
   if (options.timings === true) report.timings = { ms: Math.round(performance.now() - started) }
   return report
 }
@@ -163,7 +233,8 @@ export function runIdOf(files: readonly string[], seed: number | null): string {
   return `run-${seed ?? 'own'}-${hash}`
 }
 
-function displayPath(file: string, cwd = process.cwd()): string {
+/** `file` as reports show it: POSIX, relative to `cwd` when inside it. */
+export function displayPath(file: string, cwd = process.cwd()): string {
   const rel = isAbsolute(file) ? relative(cwd, file) : file
   const shown = rel.startsWith('..') ? file : rel
   return shown.split(sep).join('/')
@@ -172,11 +243,12 @@ function displayPath(file: string, cwd = process.cwd()): string {
 async function runOne(file: string, slug: string, options: RunOptions): Promise<ScenarioReport> {
   const started = performance.now()
   const shown = displayPath(file, options.cwd)
-  const base = { file: shown, name: slug, subject: 'reference', seed: options.seed ?? 0, dialect: 'seed' as const }
+  const base = { file: shown, name: slug, subject: options.subject?.name ?? 'reference', seed: options.seed ?? 0, dialect: 'seed' as const }
   let report: ScenarioReport
   try {
     const raw = await loadScenario(file)
-    const scenario = resolveScenario(raw, { file })
+    const override = options.policyOverride
+    const scenario = resolveScenario(override === undefined ? raw : applyPolicyOverride(raw, override), { file })
     report = await runResolved(scenario, shown, slug, options)
   } catch (err) {
     const internal = !(err instanceof ScenarioError || err instanceof CheckInputError)
@@ -199,19 +271,30 @@ async function runOne(file: string, slug: string, options: RunOptions): Promise<
 
 async function runResolved(scenario: ResolvedScenario, shown: string, slug: string, options: RunOptions): Promise<ScenarioReport> {
   const seed = options.seed ?? scenario.seed
+  const subject = options.subject ?? subjectOfKind(scenario.subject.kind)
+  // The dialect of the log the subject writes (the dsh subject writes dsh-0.1.0-rc.8, §14.1).
+  const logDialect = subject.dialect ?? 'seed'
   const head = {
-    file: shown, name: scenario.name, subject: scenario.subject.kind, seed, dialect: scenario.dialect,
+    file: shown, name: scenario.name, subject: subject.name, seed, dialect: scenario.dialect === 'seed' ? logDialect : scenario.dialect,
     replay: replayCommand(shown, seed),
   }
   const skip = (reason: string): ScenarioReport => ({
     ...head, status: 'skipped', skipReason: reason, violations: [], expectations: [], faults: [],
   })
+  const subjectSkip = subject.skipReason?.(scenario) ?? null
+  if (subjectSkip !== null) return skip(subjectSkip)
   if (scenario.dialect !== 'seed') return skip(`the reference subject writes the seed dialect only, not ${scenario.dialect} (§14)`)
   const unsupported = unsupportedReason(scenario)
   if (unsupported !== null) return skip(unsupported)
+  const lacking = missingFeatureReason(scenario, subject)
+  if (lacking !== null) return skip(lacking)
+  const subjectModule = subject === referenceSubject ? null : subjectModulePath(subject)
   const crash = scenario.faults.find((f) => f.target === 'crash')
   const harness = crash === undefined ? null : await crashHarness()
   if (crash !== undefined && harness === null) return skip('crash harness not built (packages/sim/src/world/crash.ts)')
+  if (crash !== undefined && subject !== referenceSubject && subjectModule === null) {
+    return skip(`a crash scenario runs the subject in a child process: subject ${subject.name} must be loaded as module:<path>`)
+  }
   const transcript = await scenarioTranscript(scenario, seed)
   const artifacts = { log: `${slug}.jsonl`, manifest: `${slug}.manifest.json`, requests: `${slug}.requests.jsonl` }
   const logPath = join(options.outDir, artifacts.log)
@@ -221,24 +304,31 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   const sessions: SubjectSessionResult[] = []
   const crashes: Array<{ afterSeq: number }> = []
   let acked: Array<{ seq: number; type: string }> = []
+  // The crashed child's requests come first: it dispatched them before the resumed session existed (§13.4).
+  const childRequests: CapturedRequest[] = []
   try {
     const session = { scenario, transcript, logPath, baseUrl: MOCK_BASE_URL, seed, hooks: world.hooks }
     if (crash !== undefined && harness !== null) {
       const point = crash.when.afterEvent ?? 'turn/end'
+      const capturePath = `${logPath}.child-requests.jsonl`
+      await rm(capturePath, { force: true })
       const result = await harness.runCrashingSession({
         scenarioFile: resolvePath(scenario.file), seed, logPath, crashPoint: { afterEvent: point, occurrence: crash.when.occurrence },
+        ...(subjectModule === null ? {} : { childEntry: MODULE_CRASH_CHILD, childArgs: [subjectModule] }), capturePath,
       })
       acked = result.durableAcked
       const last = acked.at(-1)
+      childRequests.push(...await harness.readChildCapture(capturePath, result.killed && last !== undefined ? last.seq + 1 : null))
+      await rm(capturePath, { force: true })
       if (result.killed && last !== undefined) crashes.push({ afterSeq: last.seq })
-      sessions.push(await runReferenceSession({ ...session, resume: true }))
+      sessions.push(await subject.runSession({ ...session, resume: true }))
     } else {
-      sessions.push(await runReferenceSession(session))
+      sessions.push(await subject.runSession(session))
     }
   } finally {
     mount.current = null
   }
-  const requests = renumber(sessions.flatMap((s) => s.requests))
+  const requests = renumber([...childRequests, ...sessions.flatMap((s) => s.requests)])
   const manifest: RunManifest = {
     scenario: shown,
     compaction: structuredClone(scenario.policyConfig) as RunManifest['compaction'],
@@ -252,19 +342,24 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   await writeFile(join(options.outDir, artifacts.manifest), `${JSON.stringify(manifest, null, 2)}\n`)
   await writeFile(join(options.outDir, artifacts.requests), requests.map((r) => `${JSON.stringify(r)}\n`).join(''))
 
-  const check = await checkLog(logPath, { dialect: 'seed', manifest, requests })
+  const check = await checkLog(logPath, { dialect: logDialect, manifest, requests })
   if (check.kind === 'input-error') throw check.error
   if (check.internalErrors.length > 0) {
     throw new Error(`the checker failed internally: ${check.internalErrors.map((f) => `${f.id}: ${f.message}`).join('; ')}`)
   }
-  const events = (await readLog(logPath, { dialect: 'seed' })).events
+  const events = (await readLog(logPath, { dialect: logDialect })).events
   const counts = countsOf(events, requests.length, crashes.length)
   const outcomes = outcomesOf(events)
-  const finalPressure = pressureOf(events, scenario)
-  const finalLog = EventLog.fromEvents(events, { dialect: 'seed' })
+  const finalPressure = pressureOf(events, scenario, logDialect)
+  // The timeline replays the seed meter; a dsh-dialect log has none (it is optional in the report).
+  const timeline = logDialect === 'seed'
+    ? timelineOf(events, requests, { policy: scenario.policy, contextWindow: scenario.provider.contextWindow })
+    : undefined
+  const finalLog = EventLog.fromEvents(events, { dialect: logDialect })
   const expectations: ExpectationResult[] = evaluateExpectations({
     expect: scenario.expect, events, violations: check.violations, outcomes, counts, finalPressure,
-    finalSurfaceNodes: finalLog.state.surface.nodes.length,
+    // D-02: an rc.8 surface has no system head; count it as the seed surface would hold it.
+    finalSurfaceNodes: finalLog.state.surface.nodes.length + (logDialect !== 'seed' && transcript.systemPrompt !== '' ? 1 : 0),
   })
   if (crash !== undefined) expectations.push(durableExpectation(acked, events))
   const fired = world.fired()
@@ -273,6 +368,17 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   }))
   const failed = expectations.some((e) => !e.passed)
   const warnings = sessions.flatMap((s) => s.warnings)
+  // Issue #9: prompt-cache reuse and cost under the scenario's contract, compared with the usage the mock reported.
+  const routeImageTokens = new Map(worldRoutes(scenario).map((r) => [`${r.provider}/${r.model}`, r.imageTokens]))
+  const cache = scenarioCacheOf({
+    requests, events, dialect: logDialect, spec: scenario.provider.cache,
+    imageTokens: (provider, model) => routeImageTokens.get(`${provider}/${model}`),
+    scriptedUsage: (turn, step) => transcript.turns[turn - 1]?.steps[step - 1]?.reply.usage !== undefined,
+    // The crashed child's mock died with it: the resumed session's provider starts with a cold cache.
+    ...(childRequests.length === 0 ? {} : {
+      restarts: [{ index: childRequests.length, logLength: (crashes[0]?.afterSeq ?? events.length - 1) + 1 }],
+    }),
+  })
   return {
     ...(warnings.length === 0 ? {} : { warnings }),
     ...head,
@@ -286,6 +392,12 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     violations: check.violations.map((v) => ({ id: v.id, seq: v.seq, message: v.message })),
     expectations,
     faults,
+    ...(timeline === undefined ? {} : { timeline }),
+    paths: pathsOf(events, {
+      compactionRetries: scenario.policy.compactionRetries, thresholdRatio: scenario.policy.thresholdRatio, explicitRegionStarts: regionStarts,
+      dialect: logDialect,
+    }),
+    cache,
   }
 }
 
@@ -295,9 +407,9 @@ function renumber(requests: readonly CapturedRequest[]): CapturedRequest[] {
 }
 
 /** The reference meter's pressure at the end of the log (§2), against the window of the route in force. */
-function pressureOf(events: readonly LogEvent[], scenario: ResolvedScenario): FinalPressure {
-  const tokens = new TokenMeter({ events }, { dialect: 'seed' }).measure().totalTokens
-  const log = EventLog.fromEvents(events, { dialect: 'seed' })
+function pressureOf(events: readonly LogEvent[], scenario: ResolvedScenario, dialect: Dialect = 'seed'): FinalPressure {
+  const tokens = new TokenMeter({ events }, { dialect }).measure().totalTokens
+  const log = EventLog.fromEvents(events, { dialect })
   const context = log.state.routeContext?.data
   const contextWindow = context?.contextWindow ?? (context === undefined ? scenario.provider.contextWindow : null)
   return { tokens, ratio: contextWindow === null ? null : tokens / contextWindow, contextWindow }

@@ -4,10 +4,11 @@
  * vocabulary (`provider/faults.ts`) and the few in-process hooks some faults need (a virtual timeout for
  * `TIMEOUT`, a turn abort for FAULT-10/22, a route switch for FAULT-44). The crash harness builds the same
  * world in its child process: `createWorld(...)`, mount `world.provider` (msw), and pass `world.hooks` to
- * `runReferenceSession`. A fault the reference subject lacks the means for (FAULT-09) makes the scenario
- * `skipped` with the reason (`unsupportedReason`); one no scenario can express is refused with a `ScenarioError`.
+ * `runReferenceSession`. Subject hooks carry what is not on the wire: direct API use without request headers
+ * (FAULT-09) and storage faults on the engine's bracket appends (FAULT-60…63; a FAULT-60/61 orphan is the live
+ * lock FAULT-11 needs). A fault no scenario can express is refused with a `ScenarioError`.
  */
-import type { FaultSpec, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
+import type { EventDraft, FaultSpec, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
 import { FaultInjectingPlan } from '../provider/faults.ts'
@@ -83,10 +84,9 @@ type Realisation =
   | { kind: 'setup' } // shaped by the scenario's transcript / policy / pruner; nothing to inject
   | { kind: 'no-capacity' } // FAULT-40: the route reports no window
   | { kind: 'route-switch' } // FAULT-44
-  | { kind: 'hook' } // FAULT-17, 31, 32: a subject hook (middleware, unroutable summarizer)
+  | { kind: 'hook' } // FAULT-17, 31, 32, 60…63: a subject hook (middleware, unroutable summarizer, append faults)
   | { kind: 'crash' } // §13.4: the crash harness
   | { kind: 'refused'; reason: string }
-  | { kind: 'unsupported'; reason: string } // the subject lacks the feature: the scenario is skipped
 
 /** Summary-content faults (§13.2) as the mock's reply variants. */
 const REPLY_VARIANTS: Partial<Record<FaultKind, string>> = {
@@ -94,11 +94,21 @@ const REPLY_VARIANTS: Partial<Record<FaultKind, string>> = {
 }
 
 /**
- * Why FAULT-11 is skipped: the reference agent can only hold a live lock through an orphaned bracket (an
- * end append rejected, FAULT-60/61), and then the next `turn/start` (manual orphan) or the turn's own
- * `turn/end` (turn-owned orphan) violates INV-11 (§11.6), which the checker does not exempt for declared faults.
+ * Append faults (§13.5) on the engine's bracket appends, by the draft they refuse. FAULT-66 (pruning with no
+ * open turn) is not an append fault of a running session and stays refused.
  */
-const LIVE_LOCK_REASON = 'FAULT-11 needs a live lock in a turn; an orphaned bracket violates INV-11 (§11.6) at the next turn boundary'
+const APPEND_FAULTS: Partial<Record<FaultKind, (draft: EventDraft) => boolean>> = {
+  'FAULT-60': (d) => d.type === 'compaction/end' && !('error' in d.data),
+  'FAULT-61': (d) => d.type === 'compaction/end' && 'error' in d.data,
+  'FAULT-62': (d) => d.type === 'compaction/summary',
+  'FAULT-63': (d) => d.type === 'user/message',
+}
+
+/**
+ * FAULT-11 needs a live lock when its overflow arrives (§3.6 step 2). The reference core holds one only as
+ * the live orphan of a bracket whose `compaction/end` append was refused, so the scenario declares that too.
+ */
+const LIVE_LOCK_FAULTS: ReadonlySet<FaultKind> = new Set(['FAULT-60', 'FAULT-61'])
 
 /** Faults whose conditions the scenario's transcript and configuration create; the wire needs no injection. */
 const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-42', 'FAULT-45', 'FAULT-46'])
@@ -110,14 +120,10 @@ const REFUSED: Partial<Record<FaultKind, string>> = {
 
 /** The realisation of one resolved fault. */
 export function realise(fault: ResolvedFault): Realisation {
-  if (fault.kind === 'FAULT-09') {
-    return { kind: 'unsupported', reason: 'FAULT-09 needs direct API use without request/header; the reference agent always logs one' }
-  }
-  if (fault.kind === 'FAULT-11') return { kind: 'unsupported', reason: LIVE_LOCK_REASON }
   const refused = REFUSED[fault.kind]
   if (refused !== undefined) return { kind: 'refused', reason: refused }
   if (SETUP_ONLY.has(fault.kind)) return { kind: 'setup' }
-  if (['FAULT-17', 'FAULT-31', 'FAULT-32'].includes(fault.kind)) return { kind: 'hook' }
+  if (['FAULT-17', 'FAULT-31', 'FAULT-32'].includes(fault.kind) || APPEND_FAULTS[fault.kind] !== undefined) return { kind: 'hook' }
   switch (fault.target) {
     case 'crash': return { kind: 'crash' }
     case 'config':
@@ -151,9 +157,8 @@ function requestParams(fault: ResolvedFault): Record<string, JsonValue> {
 
 /** Why the subject cannot run `scenario` (the runner reports it `skipped`), or null when it can. */
 export function unsupportedReason(scenario: ResolvedScenario): string | null {
-  for (const fault of scenario.faults) {
-    const r = realise(fault)
-    if (r.kind === 'unsupported') return r.reason
+  if (scenario.provider.wire === 'anthropic') {
+    return 'the reference subject speaks the openai and deepseek wires only; serve an anthropic scenario with `sim serve`'
   }
   return null
 }
@@ -165,6 +170,11 @@ export function checkFaultsSimulable(scenario: ResolvedScenario): void {
     const r = realise(fault)
     if (r.kind === 'refused') {
       issues.push({ code: 'SEMANTIC', path: `/faults/${i}/kind`, reason: `${fault.kind} cannot be simulated: ${r.reason}` })
+    }
+    if (fault.kind === 'FAULT-11' && !scenario.faults.some((f) => LIVE_LOCK_FAULTS.has(f.kind))) {
+      const reason = 'FAULT-11 needs a live lock when the overflow arrives: '
+        + 'declare a FAULT-60 or FAULT-61 fault whose orphan holds it (§13.5)'
+      issues.push({ code: 'SEMANTIC', path: `/faults/${i}/kind`, reason })
     }
     if (r.kind === 'request' && (fault.when.afterEvent !== null || fault.when.afterSeq !== null)) {
       const reason = 'a request fault fires by requestIndex, purpose and occurrence, not afterEvent/afterSeq'
@@ -255,7 +265,9 @@ export function createWorld(options: WorldOptions): World {
   const models: MockModel[] = routes.flatMap((r) => (r.contextWindow === undefined ? [] : [{
     id: r.model, contextWindow: r.contextWindow, ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
   }]))
-  const provider = new MockProvider({ wire: scenario.provider.wire, plan, clock: { now: options.now }, models })
+  const provider = new MockProvider({
+    wire: scenario.provider.wire, plan, clock: { now: options.now }, models, cache: scenario.provider.cache,
+  })
   const middleware = hookMiddleware(scenario, extra)
   const switchFault = scenario.faults.find((f) => f.kind === 'FAULT-44')
   const switchAfterTurn = switchFault === undefined ? null : switchFault.when.occurrence
@@ -275,6 +287,8 @@ export function createWorld(options: WorldOptions): World {
     },
     middleware,
     unroutableSummarizer: scenario.faults.some((f) => f.kind === 'FAULT-31'),
+    directApi: scenario.faults.some((f) => f.kind === 'FAULT-09'),
+    ...appendFaultHook(scenario, extra),
   }
 
   return {
@@ -285,6 +299,31 @@ export function createWorld(options: WorldOptions): World {
       for (const [id] of faulted.fired) counts.set(id, (counts.get(id) ?? 0) + 1)
       for (const fault of scenario.faults) if (fault.kind === 'FAULT-40' || fault.kind === 'FAULT-31') counts.set(fault.id, 1)
       return counts
+    },
+  }
+}
+
+/**
+ * The `rejectAppend` hook of the scenario's append faults (none → no hook): each refuses the `occurrence`-th
+ * matching bracket draft and the `count - 1` matching ones after it, counting firings into `fired`.
+ */
+function appendFaultHook(scenario: ResolvedScenario, fired: Map<string, number>): Pick<SubjectHooks, 'rejectAppend'> {
+  const faults = scenario.faults.flatMap((f) => {
+    const matches = APPEND_FAULTS[f.kind]
+    return matches === undefined ? [] : [{ fault: f, matches, seen: 0 }]
+  })
+  if (faults.length === 0) return {}
+  return {
+    rejectAppend: (draft) => {
+      for (const entry of faults) {
+        if (!entry.matches(draft)) continue
+        entry.seen++
+        const { occurrence } = entry.fault.when
+        if (entry.seen < occurrence || entry.seen >= occurrence + entry.fault.params.count) continue
+        fired.set(entry.fault.id, (fired.get(entry.fault.id) ?? 0) + 1)
+        return `${entry.fault.kind} storage fault: ${draft.type} not persisted`
+      }
+      return null
     },
   }
 }

@@ -19,13 +19,14 @@ import {
   GeneratorParamError, validateGeneratorOptions,
   type Transcript, type TranscriptStep, type TranscriptToolResult, type TranscriptTurn,
 } from '@compaction-sim/fixtures'
+import { CacheContractError, resolveCacheContract, type CacheContractSpec } from '../metrics/contracts.ts'
 import { ScenarioError, type ScenarioIssue } from './errors.ts'
 import {
   COUNT_NAMES,
   type CountBound, type CountName, type CrashPoint, type FaultConfig, type FaultDelivery, type FaultKind, type FinalPressureExpectation,
   type GenerateConfig, type InlineReply, type InlineReplyBlock, type InlineStep, type InlineToolResult, type InlineTranscript,
   type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
-  type TurnOutcomeKind, type WireDialect,
+  type TurnOutcomeKind, type WireDialect, type ProviderConfig,
 } from './types.ts'
 
 /** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
@@ -43,7 +44,7 @@ export interface ScenarioSource {
 }
 
 /** The subject that runs the session; a closed union a later issue extends with `dsh` and `module`. */
-export type SubjectSpec = { readonly kind: 'reference' }
+export type SubjectSpec = { readonly kind: 'reference' } | { readonly kind: 'dsh' }
 
 /** The provider route with its defaults: `contextWindow`/`imageTokens` null = not reported. */
 export interface ResolvedProvider {
@@ -52,6 +53,8 @@ export interface ResolvedProvider {
   readonly model: string
   readonly contextWindow: number | null
   readonly imageTokens: number | null
+  /** The prompt-cache contract of the mock's usage reports (issue #9); the plain §9.3 model by default. */
+  readonly cache: CacheContractSpec
 }
 
 /** Where the transcript comes from, fully resolved. */
@@ -186,6 +189,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     model: doc.provider.model,
     contextWindow: doc.provider.contextWindow ?? null,
     imageTokens: doc.provider.imageTokens ?? null,
+    cache: resolveProviderCache(doc.provider.cache, issues),
   }
   const policyConfig = doc.policy ?? {}
   const policy = resolvePolicy(policyConfig, issues)
@@ -268,6 +272,7 @@ function keyPathPointer(base: string, key: string): string {
 function resolveSubject(name: SubjectName): SubjectSpec {
   switch (name) {
     case 'reference': return { kind: 'reference' }
+    case 'dsh': return { kind: 'dsh' }
     default: return assertNever(name, 'subject')
   }
 }
@@ -680,4 +685,15 @@ function resolveFinalPressure(
     }
   }
   return resolved
+}
+
+/** `provider.cache` resolved by `metrics/contracts.ts`; a bad value is a SEMANTIC issue at its field (the default stands in). */
+function resolveProviderCache(config: ProviderConfig['cache'], issues: ScenarioIssue[]): CacheContractSpec {
+  try {
+    return resolveCacheContract(config ?? {})
+  } catch (err) {
+    if (!(err instanceof CacheContractError)) throw err
+    issues.push(semantic(`/provider/cache/${err.field}`, err.message))
+    return resolveCacheContract()
+  }
 }

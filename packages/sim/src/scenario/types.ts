@@ -5,15 +5,16 @@
  * typed example of every definition against the schema and checks every schema key is exercised, so the
  * two cannot drift apart.
  */
+import type { CacheContractConfig } from '../metrics/contracts.ts'
 import type {
   BasicCompactionConfig, Dialect, EventType, FailureCode, ImageAttachmentRef, ToolResultPruneConfig,
 } from '@compaction-sim/core'
 
-/** `#/definitions/Subject`: what runs the session. A later issue adds `dsh` and `module:<path>`. */
-export type SubjectName = 'reference'
+/** `#/definitions/Subject`: what runs the session (`dsh` = the released official engine, issue #7). */
+export type SubjectName = 'reference' | 'dsh'
 
 /** `#/definitions/Provider/properties/wire`: the wire dialect of the mock provider. */
-export type WireDialect = 'openai' | 'deepseek'
+export type WireDialect = 'openai' | 'deepseek' | 'anthropic'
 
 /** `#/definitions/Provider`: the mocked route; `contextWindow` absent = no capacity reported (FAULT-40). */
 export interface ProviderConfig {
@@ -22,7 +23,11 @@ export interface ProviderConfig {
   model: string
   contextWindow?: number
   imageTokens?: number
+  cache?: ProviderCacheConfig
 }
+
+/** `#/definitions/ProviderCache`: the prompt-cache contract of the mock (issue #9); the same shape `metrics/contracts.ts` resolves. */
+export type ProviderCacheConfig = CacheContractConfig
 
 /** `#/definitions/Policy`: the §3.1 `BasicCompactionConfig` of the core (types checked by the schema). */
 export type PolicyConfig = BasicCompactionConfig

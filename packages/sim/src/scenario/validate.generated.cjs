@@ -4,24 +4,529 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider route: wire dialect, model, reported capacity.","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core). Default: `reference`. Later issues add `dsh` (the official engine) and `module:<path>` (a user module).","type":"string","enum":["reference"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider route the subject talks to.","type":"object","additionalProperties":false,"required":["wire","model"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`) or `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`).","type":"string","enum":["openai","deepseek"]},"name":{"description":"Provider id of the route, as `modelPolicies[].provider` names it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the route.","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Context window in tokens the adapter reports for the route. Absent = the adapter reports no capacity (FAULT-40).","type":"integer","minimum":1},"imageTokens":{"description":"Tokens per image the adapter reports for the route (§2.3). Absent = not reported.","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate` or `inline`.","x-expected":"exactly one of the keys recorded, generate, inline","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]}],"dependencies":{"dialect":["recorded"]}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in call order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call.","type":"object","additionalProperties":false,"required":["content"],"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false.","type":"boolean"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) or `after-chunks` (after `chunks` SSE chunks). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"}},"dependencies":{"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data }` where `data` must match the event's data (objects by subset, everything else by equality).","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"}}}}}};
-const schema12 = {"description":"What runs the session: `reference` (this project's core). Default: `reference`. Later issues add `dsh` (the official engine) and `module:<path>` (a user module).","type":"string","enum":["reference"]};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider route: wire dialect, model, reported capacity.","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider route the subject talks to.","type":"object","additionalProperties":false,"required":["wire","model"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of the route, as `modelPolicies[].provider` names it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the route.","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Context window in tokens the adapter reports for the route. Absent = the adapter reports no capacity (FAULT-40).","type":"integer","minimum":1},"imageTokens":{"description":"Tokens per image the adapter reports for the route (§2.3). Absent = not reported.","type":"integer","minimum":0},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}}},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate` or `inline`.","x-expected":"exactly one of the keys recorded, generate, inline","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]}],"dependencies":{"dialect":["recorded"]}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in call order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call.","type":"object","additionalProperties":false,"required":["content"],"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false.","type":"boolean"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) or `after-chunks` (after `chunks` SSE chunks). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"}},"dependencies":{"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data }` where `data` must match the event's data (objects by subset, everything else by equality).","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"}}}}}};
+const schema12 = {"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]};
 const schema13 = {"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]};
-const schema14 = {"description":"The mocked provider route the subject talks to.","type":"object","additionalProperties":false,"required":["wire","model"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`) or `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`).","type":"string","enum":["openai","deepseek"]},"name":{"description":"Provider id of the route, as `modelPolicies[].provider` names it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the route.","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Context window in tokens the adapter reports for the route. Absent = the adapter reports no capacity (FAULT-40).","type":"integer","minimum":1},"imageTokens":{"description":"Tokens per image the adapter reports for the route (§2.3). Absent = not reported.","type":"integer","minimum":0}}};
-const schema17 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
+const schema18 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[a-z0-9][a-z0-9-]*$", "u");
-const schema15 = {"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}};
-const schema16 = {"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}};
+const schema14 = {"description":"The mocked provider route the subject talks to.","type":"object","additionalProperties":false,"required":["wire","model"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of the route, as `modelPolicies[].provider` names it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the route.","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Context window in tokens the adapter reports for the route. Absent = the adapter reports no capacity (FAULT-40).","type":"integer","minimum":1},"imageTokens":{"description":"Tokens per image the adapter reports for the route (§2.3). Absent = not reported.","type":"integer","minimum":0},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}}};
+const schema15 = {"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}};
 
 function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.wire === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wire"},message:"must have required property '"+"wire"+"'",schema:schema14.required,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.model === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema14.required,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
 for(const key0 in data){
-if(!(func2.call(schema15.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema15,data};
+if(!((((((key0 === "wire") || (key0 === "name")) || (key0 === "model")) || (key0 === "contextWindow")) || (key0 === "imageTokens")) || (key0 === "cache"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.wire !== undefined){
+let data0 = data.wire;
+if(typeof data0 !== "string"){
+const err3 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.wire.type,parentSchema:schema14.properties.wire,data:data0};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!(((data0 === "openai") || (data0 === "deepseek")) || (data0 === "anthropic"))){
+const err4 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/enum",keyword:"enum",params:{allowedValues: schema14.properties.wire.enum},message:"must be equal to one of the allowed values",schema:schema14.properties.wire.enum,parentSchema:schema14.properties.wire,data:data0};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(func3(data1) > 200){
+const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.name,data:data1};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(func3(data1) < 1){
+const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.name,data:data1};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.name.type,parentSchema:schema14.properties.name,data:data1};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.model !== undefined){
+let data2 = data.model;
+if(typeof data2 === "string"){
+if(func3(data2) > 200){
+const err8 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.model,data:data2};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if(func3(data2) < 1){
+const err9 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.model,data:data2};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+else {
+const err10 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.model.type,parentSchema:schema14.properties.model,data:data2};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+if(data.contextWindow !== undefined){
+let data3 = data.contextWindow;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err11 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.contextWindow.type,parentSchema:schema14.properties.contextWindow,data:data3};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err12 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema14.properties.contextWindow,data:data3};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.imageTokens !== undefined){
+let data4 = data.imageTokens;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err13 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.imageTokens.type,parentSchema:schema14.properties.imageTokens,data:data4};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14.properties.imageTokens,data:data4};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.cache !== undefined){
+let data5 = data.cache;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+for(const key1 in data5){
+if(!((((((((key1 === "contract") || (key1 === "deviation")) || (key1 === "ttlMs")) || (key1 === "granularityTokens")) || (key1 === "retention")) || (key1 === "breakpoints")) || (key1 === "price")) || (key1 === "minimumCacheableTokens"))){
+const err15 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema15,data:data5};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data5.contract !== undefined){
+let data6 = data5.contract;
+if(typeof data6 !== "string"){
+const err16 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.contract.type,parentSchema:schema15.properties.contract,data:data6};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(!((((data6 === "protocol") || (data6 === "openai")) || (data6 === "anthropic")) || (data6 === "deepseek"))){
+const err17 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/enum",keyword:"enum",params:{allowedValues: schema15.properties.contract.enum},message:"must be equal to one of the allowed values",schema:schema15.properties.contract.enum,parentSchema:schema15.properties.contract,data:data6};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data5.deviation !== undefined){
+let data7 = data5.deviation;
+if(typeof data7 !== "string"){
+const err18 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.deviation.type,parentSchema:schema15.properties.deviation,data:data7};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(!(((data7 === "none") || (data7 === "none-cached")) || (data7 === "half-cached"))){
+const err19 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/enum",keyword:"enum",params:{allowedValues: schema15.properties.deviation.enum},message:"must be equal to one of the allowed values",schema:schema15.properties.deviation.enum,parentSchema:schema15.properties.deviation,data:data7};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+if(data5.ttlMs !== undefined){
+let data8 = data5.ttlMs;
+const _errs21 = errors;
+let valid3 = false;
+let passing0 = null;
+const _errs22 = errors;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err20 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.ttlMs.oneOf[0].type,parentSchema:schema15.properties.ttlMs.oneOf[0],data:data8};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err21 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema15.properties.ttlMs.oneOf[0],data:data8};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+var _valid0 = _errs22 === errors;
+if(_valid0){
+valid3 = true;
+passing0 = 0;
+}
+const _errs24 = errors;
+if(data8 !== null){
+const err22 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema15.properties.ttlMs.oneOf[1].type,parentSchema:schema15.properties.ttlMs.oneOf[1],data:data8};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid0 = _errs24 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 1;
+}
+}
+if(!valid3){
+const err23 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema15.properties.ttlMs.oneOf,parentSchema:schema15.properties.ttlMs,data:data8};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+else {
+errors = _errs21;
+if(vErrors !== null){
+if(_errs21){
+vErrors.length = _errs21;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data5.granularityTokens !== undefined){
+let data9 = data5.granularityTokens;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err24 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.granularityTokens.type,parentSchema:schema15.properties.granularityTokens,data:data9};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 1 || isNaN(data9)){
+const err25 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15.properties.granularityTokens,data:data9};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+if(data5.retention !== undefined){
+let data10 = data5.retention;
+if(typeof data10 !== "string"){
+const err26 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.retention.type,parentSchema:schema15.properties.retention,data:data10};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(!((data10 === "short") || (data10 === "long"))){
+const err27 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/enum",keyword:"enum",params:{allowedValues: schema15.properties.retention.enum},message:"must be equal to one of the allowed values",schema:schema15.properties.retention.enum,parentSchema:schema15.properties.retention,data:data10};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data5.breakpoints !== undefined){
+let data11 = data5.breakpoints;
+if(Array.isArray(data11)){
+if(data11.length > 4){
+const err28 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items",schema:4,parentSchema:schema15.properties.breakpoints,data:data11};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+if(data11.length < 1){
+const err29 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema15.properties.breakpoints,data:data11};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+const len0 = data11.length;
+for(let i0=0; i0<len0; i0++){
+let data12 = data11[i0];
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err30 = {instancePath:instancePath+"/cache/breakpoints/" + i0,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.breakpoints.items.type,parentSchema:schema15.properties.breakpoints.items,data:data12};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 0 || isNaN(data12)){
+const err31 = {instancePath:instancePath+"/cache/breakpoints/" + i0,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema15.properties.breakpoints.items,data:data12};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema15.properties.breakpoints.type,parentSchema:schema15.properties.breakpoints,data:data11};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data5.price !== undefined){
+let data13 = data5.price;
+if(typeof data13 === "string"){
+if(func3(data13) < 1){
+const err33 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15.properties.price,data:data13};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.price.type,parentSchema:schema15.properties.price,data:data13};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+if(data5.minimumCacheableTokens !== undefined){
+let data14 = data5.minimumCacheableTokens;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err35 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.minimumCacheableTokens.type,parentSchema:schema15.properties.minimumCacheableTokens,data:data14};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err36 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema15.properties.minimumCacheableTokens,data:data14};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data:data5};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+validate11.errors = vErrors;
+return errors === 0;
+}
+
+const schema16 = {"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}};
+const schema17 = {"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}};
+
+function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(func2.call(schema16.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema16,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -34,7 +539,7 @@ errors++;
 if(data.thresholdRatio !== undefined){
 let data0 = data.thresholdRatio;
 if(!((typeof data0 == "number") && (isFinite(data0)))){
-const err1 = {instancePath:instancePath+"/thresholdRatio",schemaPath:"#/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema15.properties.thresholdRatio.type,parentSchema:schema15.properties.thresholdRatio,data:data0};
+const err1 = {instancePath:instancePath+"/thresholdRatio",schemaPath:"#/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema16.properties.thresholdRatio.type,parentSchema:schema16.properties.thresholdRatio,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -47,7 +552,7 @@ errors++;
 if(data.retainRatio !== undefined){
 let data1 = data.retainRatio;
 if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err2 = {instancePath:instancePath+"/retainRatio",schemaPath:"#/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema15.properties.retainRatio.type,parentSchema:schema15.properties.retainRatio,data:data1};
+const err2 = {instancePath:instancePath+"/retainRatio",schemaPath:"#/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema16.properties.retainRatio.type,parentSchema:schema16.properties.retainRatio,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -60,7 +565,7 @@ errors++;
 if(data.retainTokens !== undefined){
 let data2 = data.retainTokens;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err3 = {instancePath:instancePath+"/retainTokens",schemaPath:"#/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.retainTokens.type,parentSchema:schema15.properties.retainTokens,data:data2};
+const err3 = {instancePath:instancePath+"/retainTokens",schemaPath:"#/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.retainTokens.type,parentSchema:schema16.properties.retainTokens,data:data2};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -73,7 +578,7 @@ errors++;
 if(data.summarizationProvider !== undefined){
 let data3 = data.summarizationProvider;
 if(typeof data3 !== "string"){
-const err4 = {instancePath:instancePath+"/summarizationProvider",schemaPath:"#/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.summarizationProvider.type,parentSchema:schema15.properties.summarizationProvider,data:data3};
+const err4 = {instancePath:instancePath+"/summarizationProvider",schemaPath:"#/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.summarizationProvider.type,parentSchema:schema16.properties.summarizationProvider,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -86,7 +591,7 @@ errors++;
 if(data.summarizationModel !== undefined){
 let data4 = data.summarizationModel;
 if(typeof data4 !== "string"){
-const err5 = {instancePath:instancePath+"/summarizationModel",schemaPath:"#/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.summarizationModel.type,parentSchema:schema15.properties.summarizationModel,data:data4};
+const err5 = {instancePath:instancePath+"/summarizationModel",schemaPath:"#/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.summarizationModel.type,parentSchema:schema16.properties.summarizationModel,data:data4};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -99,7 +604,7 @@ errors++;
 if(data.maxTokens !== undefined){
 let data5 = data.maxTokens;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err6 = {instancePath:instancePath+"/maxTokens",schemaPath:"#/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.maxTokens.type,parentSchema:schema15.properties.maxTokens,data:data5};
+const err6 = {instancePath:instancePath+"/maxTokens",schemaPath:"#/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.maxTokens.type,parentSchema:schema16.properties.maxTokens,data:data5};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -112,7 +617,7 @@ errors++;
 if(data.compactionRetries !== undefined){
 let data6 = data.compactionRetries;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err7 = {instancePath:instancePath+"/compactionRetries",schemaPath:"#/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.compactionRetries.type,parentSchema:schema15.properties.compactionRetries,data:data6};
+const err7 = {instancePath:instancePath+"/compactionRetries",schemaPath:"#/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.compactionRetries.type,parentSchema:schema16.properties.compactionRetries,data:data6};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -125,7 +630,7 @@ errors++;
 if(data.maxOverflowRetries !== undefined){
 let data7 = data.maxOverflowRetries;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err8 = {instancePath:instancePath+"/maxOverflowRetries",schemaPath:"#/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.maxOverflowRetries.type,parentSchema:schema15.properties.maxOverflowRetries,data:data7};
+const err8 = {instancePath:instancePath+"/maxOverflowRetries",schemaPath:"#/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.maxOverflowRetries.type,parentSchema:schema16.properties.maxOverflowRetries,data:data7};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -139,7 +644,7 @@ if(data.modelPolicies !== undefined){
 let data8 = data.modelPolicies;
 if(Array.isArray(data8)){
 if(data8.length > 100){
-const err9 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema15.properties.modelPolicies,data:data8};
+const err9 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema16.properties.modelPolicies,data:data8};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -153,7 +658,7 @@ for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.provider === undefined){
-const err10 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema16.required,parentSchema:schema16,data:data9};
+const err10 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema17.required,parentSchema:schema17,data:data9};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -163,7 +668,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data9.model === undefined){
-const err11 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema16.required,parentSchema:schema16,data:data9};
+const err11 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema17.required,parentSchema:schema17,data:data9};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -173,8 +678,8 @@ vErrors.push(err11);
 errors++;
 }
 for(const key1 in data9){
-if(!(func2.call(schema16.properties, key1))){
-const err12 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema16,data:data9};
+if(!(func2.call(schema17.properties, key1))){
+const err12 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema17,data:data9};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -187,7 +692,7 @@ errors++;
 if(data9.provider !== undefined){
 let data10 = data9.provider;
 if(typeof data10 !== "string"){
-const err13 = {instancePath:instancePath+"/modelPolicies/" + i0+"/provider",schemaPath:"#/definitions/ModelPolicy/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.provider.type,parentSchema:schema16.properties.provider,data:data10};
+const err13 = {instancePath:instancePath+"/modelPolicies/" + i0+"/provider",schemaPath:"#/definitions/ModelPolicy/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.properties.provider.type,parentSchema:schema17.properties.provider,data:data10};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -200,7 +705,7 @@ errors++;
 if(data9.model !== undefined){
 let data11 = data9.model;
 if(typeof data11 !== "string"){
-const err14 = {instancePath:instancePath+"/modelPolicies/" + i0+"/model",schemaPath:"#/definitions/ModelPolicy/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.model.type,parentSchema:schema16.properties.model,data:data11};
+const err14 = {instancePath:instancePath+"/modelPolicies/" + i0+"/model",schemaPath:"#/definitions/ModelPolicy/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.properties.model.type,parentSchema:schema17.properties.model,data:data11};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -213,7 +718,7 @@ errors++;
 if(data9.thresholdRatio !== undefined){
 let data12 = data9.thresholdRatio;
 if(!((typeof data12 == "number") && (isFinite(data12)))){
-const err15 = {instancePath:instancePath+"/modelPolicies/" + i0+"/thresholdRatio",schemaPath:"#/definitions/ModelPolicy/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema16.properties.thresholdRatio.type,parentSchema:schema16.properties.thresholdRatio,data:data12};
+const err15 = {instancePath:instancePath+"/modelPolicies/" + i0+"/thresholdRatio",schemaPath:"#/definitions/ModelPolicy/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema17.properties.thresholdRatio.type,parentSchema:schema17.properties.thresholdRatio,data:data12};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -226,7 +731,7 @@ errors++;
 if(data9.retainRatio !== undefined){
 let data13 = data9.retainRatio;
 if(!((typeof data13 == "number") && (isFinite(data13)))){
-const err16 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainRatio",schemaPath:"#/definitions/ModelPolicy/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema16.properties.retainRatio.type,parentSchema:schema16.properties.retainRatio,data:data13};
+const err16 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainRatio",schemaPath:"#/definitions/ModelPolicy/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema17.properties.retainRatio.type,parentSchema:schema17.properties.retainRatio,data:data13};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -239,7 +744,7 @@ errors++;
 if(data9.retainTokens !== undefined){
 let data14 = data9.retainTokens;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err17 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainTokens",schemaPath:"#/definitions/ModelPolicy/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.retainTokens.type,parentSchema:schema16.properties.retainTokens,data:data14};
+const err17 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainTokens",schemaPath:"#/definitions/ModelPolicy/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.retainTokens.type,parentSchema:schema17.properties.retainTokens,data:data14};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -252,7 +757,7 @@ errors++;
 if(data9.summarizationProvider !== undefined){
 let data15 = data9.summarizationProvider;
 if(typeof data15 !== "string"){
-const err18 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationProvider",schemaPath:"#/definitions/ModelPolicy/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.summarizationProvider.type,parentSchema:schema16.properties.summarizationProvider,data:data15};
+const err18 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationProvider",schemaPath:"#/definitions/ModelPolicy/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.properties.summarizationProvider.type,parentSchema:schema17.properties.summarizationProvider,data:data15};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -265,7 +770,7 @@ errors++;
 if(data9.summarizationModel !== undefined){
 let data16 = data9.summarizationModel;
 if(typeof data16 !== "string"){
-const err19 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationModel",schemaPath:"#/definitions/ModelPolicy/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.summarizationModel.type,parentSchema:schema16.properties.summarizationModel,data:data16};
+const err19 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationModel",schemaPath:"#/definitions/ModelPolicy/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.properties.summarizationModel.type,parentSchema:schema17.properties.summarizationModel,data:data16};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -278,7 +783,7 @@ errors++;
 if(data9.maxTokens !== undefined){
 let data17 = data9.maxTokens;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err20 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxTokens",schemaPath:"#/definitions/ModelPolicy/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.maxTokens.type,parentSchema:schema16.properties.maxTokens,data:data17};
+const err20 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxTokens",schemaPath:"#/definitions/ModelPolicy/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.maxTokens.type,parentSchema:schema17.properties.maxTokens,data:data17};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -291,7 +796,7 @@ errors++;
 if(data9.compactionRetries !== undefined){
 let data18 = data9.compactionRetries;
 if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err21 = {instancePath:instancePath+"/modelPolicies/" + i0+"/compactionRetries",schemaPath:"#/definitions/ModelPolicy/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.compactionRetries.type,parentSchema:schema16.properties.compactionRetries,data:data18};
+const err21 = {instancePath:instancePath+"/modelPolicies/" + i0+"/compactionRetries",schemaPath:"#/definitions/ModelPolicy/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.compactionRetries.type,parentSchema:schema17.properties.compactionRetries,data:data18};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -304,7 +809,7 @@ errors++;
 if(data9.maxOverflowRetries !== undefined){
 let data19 = data9.maxOverflowRetries;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err22 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxOverflowRetries",schemaPath:"#/definitions/ModelPolicy/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.maxOverflowRetries.type,parentSchema:schema16.properties.maxOverflowRetries,data:data19};
+const err22 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxOverflowRetries",schemaPath:"#/definitions/ModelPolicy/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.maxOverflowRetries.type,parentSchema:schema17.properties.maxOverflowRetries,data:data19};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -316,7 +821,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data:data9};
+const err23 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -328,7 +833,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema15.properties.modelPolicies.type,parentSchema:schema15.properties.modelPolicies,data:data8};
+const err24 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.properties.modelPolicies.type,parentSchema:schema16.properties.modelPolicies,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -341,7 +846,7 @@ errors++;
 if(data.auto !== undefined){
 let data20 = data.auto;
 if(typeof data20 !== "boolean"){
-const err25 = {instancePath:instancePath+"/auto",schemaPath:"#/properties/auto/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema15.properties.auto.type,parentSchema:schema15.properties.auto,data:data20};
+const err25 = {instancePath:instancePath+"/auto",schemaPath:"#/properties/auto/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema16.properties.auto.type,parentSchema:schema16.properties.auto,data:data20};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -353,7 +858,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -362,27 +867,27 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate11.errors = vErrors;
+validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema18 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate` or `inline`.","x-expected":"exactly one of the keys recorded, generate, inline","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]}],"dependencies":{"dialect":["recorded"]}};
-const schema20 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}};
+const schema19 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate` or `inline`.","x-expected":"exactly one of the keys recorded, generate, inline","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]}],"dependencies":{"dialect":["recorded"]}};
+const schema21 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}};
 const pattern1 = new RegExp("^[a-z][a-z0-9-]*$", "u");
-const schema21 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}};
-const schema22 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
-const schema23 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
-const schema24 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
-const schema27 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
-const schema25 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
-const schema26 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
+const schema22 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}};
+const schema23 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
+const schema24 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
+const schema25 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema28 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
+const schema26 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
+const schema27 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema25.required,parentSchema:schema25,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema26.required,parentSchema:schema26,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -392,7 +897,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.attachment === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema25.required,parentSchema:schema25,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema26.required,parentSchema:schema26,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -403,7 +908,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "attachment"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema25,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema26,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -416,7 +921,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if("image" !== data0){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema25.properties.type,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema26.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -430,7 +935,7 @@ if(data.attachment !== undefined){
 let data1 = data.attachment;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.attachmentId === undefined){
-const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema26.required,parentSchema:schema26,data:data1};
+const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema27.required,parentSchema:schema27,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -440,7 +945,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data1.mediaType === undefined){
-const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema26.required,parentSchema:schema26,data:data1};
+const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema27.required,parentSchema:schema27,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -450,7 +955,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data1.bytes === undefined){
-const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema26.required,parentSchema:schema26,data:data1};
+const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema27.required,parentSchema:schema27,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -460,7 +965,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data1.width === undefined){
-const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema26.required,parentSchema:schema26,data:data1};
+const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema27.required,parentSchema:schema27,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -470,7 +975,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data1.height === undefined){
-const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema26.required,parentSchema:schema26,data:data1};
+const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema27.required,parentSchema:schema27,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -481,7 +986,7 @@ errors++;
 }
 for(const key1 in data1){
 if(!((((((key1 === "attachmentId") || (key1 === "mediaType")) || (key1 === "bytes")) || (key1 === "width")) || (key1 === "height")) || (key1 === "name"))){
-const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema26,data:data1};
+const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema27,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -495,7 +1000,7 @@ if(data1.attachmentId !== undefined){
 let data2 = data1.attachmentId;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema26.properties.attachmentId,data:data2};
+const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema27.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -506,7 +1011,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.properties.attachmentId.type,parentSchema:schema26.properties.attachmentId,data:data2};
+const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.properties.attachmentId.type,parentSchema:schema27.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -520,7 +1025,7 @@ if(data1.mediaType !== undefined){
 let data3 = data1.mediaType;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema26.properties.mediaType,data:data3};
+const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema27.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -531,7 +1036,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.properties.mediaType.type,parentSchema:schema26.properties.mediaType,data:data3};
+const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.properties.mediaType.type,parentSchema:schema27.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -544,7 +1049,7 @@ errors++;
 if(data1.bytes !== undefined){
 let data4 = data1.bytes;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema26.properties.bytes.type,parentSchema:schema26.properties.bytes,data:data4};
+const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.properties.bytes.type,parentSchema:schema27.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -555,7 +1060,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema26.properties.bytes,data:data4};
+const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema27.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -569,7 +1074,7 @@ errors++;
 if(data1.width !== undefined){
 let data5 = data1.width;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema26.properties.width.type,parentSchema:schema26.properties.width,data:data5};
+const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.properties.width.type,parentSchema:schema27.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -580,7 +1085,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema26.properties.width,data:data5};
+const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema27.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -594,7 +1099,7 @@ errors++;
 if(data1.height !== undefined){
 let data6 = data1.height;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema26.properties.height.type,parentSchema:schema26.properties.height,data:data6};
+const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.properties.height.type,parentSchema:schema27.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -605,7 +1110,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema26.properties.height,data:data6};
+const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema27.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -619,7 +1124,7 @@ errors++;
 if(data1.name !== undefined){
 let data7 = data1.name;
 if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.properties.name.type,parentSchema:schema26.properties.name,data:data7};
+const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.properties.name.type,parentSchema:schema27.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -631,7 +1136,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.type,parentSchema:schema26,data:data1};
+const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data:data1};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -643,7 +1148,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.type,parentSchema:schema26,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -652,17 +1157,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate17.errors = vErrors;
+validate19.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate18(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema24.required,parentSchema:schema24,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema25.required,parentSchema:schema25,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -674,7 +1179,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.properties.type.type,parentSchema:schema24.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.type.type,parentSchema:schema25.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -684,7 +1189,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema24.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema24.properties.type.enum,parentSchema:schema24.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema25.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema25.properties.type.enum,parentSchema:schema25.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -699,7 +1204,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema27.required,parentSchema:schema27,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema28.required,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -709,7 +1214,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema27.required,parentSchema:schema27,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema28.required,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -720,7 +1225,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema27,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -733,7 +1238,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema27.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema28.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -746,7 +1251,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.properties.text.type,parentSchema:schema27.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.properties.text.type,parentSchema:schema28.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -758,7 +1263,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -769,13 +1274,13 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate17(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+if(!(validate19(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
 errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema24.discriminator,parentSchema:schema24,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema25.discriminator,parentSchema:schema25,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -786,7 +1291,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema24.discriminator,parentSchema:schema24,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema25.discriminator,parentSchema:schema25,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -797,7 +1302,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -806,24 +1311,24 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate16.errors = vErrors;
+validate18.errors = vErrors;
 return errors === 0;
 }
 
-const schema28 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in call order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}}}};
-const schema29 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
-const schema30 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
-const schema35 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
-const schema31 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
-const schema33 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
-const schema34 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
+const schema29 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in call order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}}}};
+const schema30 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
+const schema31 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
+const schema36 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
+const schema32 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
+const schema34 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
+const schema35 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema31.required,parentSchema:schema31,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema32.required,parentSchema:schema32,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -835,7 +1340,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.type.type,parentSchema:schema31.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.type.type,parentSchema:schema32.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -845,7 +1350,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((data0 === "text") || (data0 === "reasoning")) || (data0 === "image")) || (data0 === "tool-call"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema31.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.type.enum,parentSchema:schema31.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema32.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema32.properties.type.enum,parentSchema:schema32.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -860,7 +1365,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema27.required,parentSchema:schema27,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema28.required,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -870,7 +1375,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema27.required,parentSchema:schema27,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema28.required,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -881,7 +1386,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema27,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -894,7 +1399,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema27.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema28.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -907,7 +1412,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.properties.text.type,parentSchema:schema27.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.properties.text.type,parentSchema:schema28.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -919,7 +1424,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -932,7 +1437,7 @@ errors++;
 else if(tag0 === "reasoning"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema33.required,parentSchema:schema33,data};
+const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema34.required,parentSchema:schema34,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -942,7 +1447,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.text === undefined){
-const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema33.required,parentSchema:schema33,data};
+const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema34.required,parentSchema:schema34,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -953,7 +1458,7 @@ errors++;
 }
 for(const key1 in data){
 if(!((key1 === "type") || (key1 === "text"))){
-const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data};
+const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema34,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -966,7 +1471,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if("reasoning" !== data3){
-const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema33.properties.type,data:data3};
+const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema34.properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -979,7 +1484,7 @@ errors++;
 if(data.text !== undefined){
 let data4 = data.text;
 if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.text.type,parentSchema:schema33.properties.text,data:data4};
+const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.text.type,parentSchema:schema34.properties.text,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -991,7 +1496,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
+const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1002,15 +1507,15 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate17(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+if(!(validate19(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
 errors = vErrors.length;
 }
 }
 else if(tag0 === "tool-call"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema34.required,parentSchema:schema34,data};
+const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema35.required,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1020,7 +1525,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.id === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema34.required,parentSchema:schema34,data};
+const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema35.required,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1030,7 +1535,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data.name === undefined){
-const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema34.required,parentSchema:schema34,data};
+const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema35.required,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1040,7 +1545,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data.arguments === undefined){
-const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema34.required,parentSchema:schema34,data};
+const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema35.required,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1051,7 +1556,7 @@ errors++;
 }
 for(const key2 in data){
 if(!((((key2 === "type") || (key2 === "id")) || (key2 === "name")) || (key2 === "arguments"))){
-const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema34,data};
+const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1064,7 +1569,7 @@ errors++;
 if(data.type !== undefined){
 let data5 = data.type;
 if("tool-call" !== data5){
-const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema34.properties.type,data:data5};
+const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema35.properties.type,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1078,7 +1583,7 @@ if(data.id !== undefined){
 let data6 = data.id;
 if(typeof data6 === "string"){
 if(func3(data6) > 200){
-const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema34.properties.id,data:data6};
+const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema35.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1088,7 +1593,7 @@ vErrors.push(err21);
 errors++;
 }
 if(func3(data6) < 1){
-const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.id,data:data6};
+const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema35.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1099,7 +1604,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.id.type,parentSchema:schema34.properties.id,data:data6};
+const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.id.type,parentSchema:schema35.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1113,7 +1618,7 @@ if(data.name !== undefined){
 let data7 = data.name;
 if(typeof data7 === "string"){
 if(func3(data7) > 200){
-const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema34.properties.name,data:data7};
+const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema35.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1123,7 +1628,7 @@ vErrors.push(err24);
 errors++;
 }
 if(func3(data7) < 1){
-const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.name,data:data7};
+const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema35.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1134,7 +1639,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.name.type,parentSchema:schema34.properties.name,data:data7};
+const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.name.type,parentSchema:schema35.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1147,7 +1652,7 @@ errors++;
 if(data.arguments !== undefined){
 let data8 = data.arguments;
 if(typeof data8 !== "string"){
-const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.arguments.type,parentSchema:schema34.properties.arguments,data:data8};
+const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.arguments.type,parentSchema:schema35.properties.arguments,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1159,7 +1664,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
+const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1170,7 +1675,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema31.discriminator,parentSchema:schema31,data};
+const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema32.discriminator,parentSchema:schema32,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1181,7 +1686,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema31.discriminator,parentSchema:schema31,data};
+const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema32.discriminator,parentSchema:schema32,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1192,7 +1697,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1201,16 +1706,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema29.type},message:"must be string,object",schema:schema29.type,parentSchema:schema29,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema30.type},message:"must be string,object",schema:schema30.type,parentSchema:schema30,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1222,7 +1727,7 @@ errors++;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "reasoning") || (key0 === "text")) || (key0 === "toolCalls")) || (key0 === "blocks")) || (key0 === "usage"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema29,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema30,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1235,7 +1740,7 @@ errors++;
 if(data.reasoning !== undefined){
 let data0 = data.reasoning;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.reasoning.type,parentSchema:schema29.properties.reasoning,data:data0};
+const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.reasoning.type,parentSchema:schema30.properties.reasoning,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1248,7 +1753,7 @@ errors++;
 if(data.text !== undefined){
 let data1 = data.text;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.text.type,parentSchema:schema29.properties.text,data:data1};
+const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.text.type,parentSchema:schema30.properties.text,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1262,7 +1767,7 @@ if(data.toolCalls !== undefined){
 let data2 = data.toolCalls;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema29.properties.toolCalls,data:data2};
+const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema30.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1276,7 +1781,7 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.name === undefined){
-const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema30.required,parentSchema:schema30,data:data3};
+const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema31.required,parentSchema:schema31,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1287,7 +1792,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!(((key1 === "id") || (key1 === "name")) || (key1 === "arguments"))){
-const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema30,data:data3};
+const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema31,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1301,7 +1806,7 @@ if(data3.id !== undefined){
 let data4 = data3.id;
 if(typeof data4 === "string"){
 if(func3(data4) > 200){
-const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema30.properties.id,data:data4};
+const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema31.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1311,7 +1816,7 @@ vErrors.push(err7);
 errors++;
 }
 if(func3(data4) < 1){
-const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema30.properties.id,data:data4};
+const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1322,7 +1827,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.id.type,parentSchema:schema30.properties.id,data:data4};
+const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.id.type,parentSchema:schema31.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1336,7 +1841,7 @@ if(data3.name !== undefined){
 let data5 = data3.name;
 if(typeof data5 === "string"){
 if(func3(data5) > 200){
-const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema30.properties.name,data:data5};
+const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema31.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1346,7 +1851,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func3(data5) < 1){
-const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema30.properties.name,data:data5};
+const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1357,7 +1862,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.name.type,parentSchema:schema30.properties.name,data:data5};
+const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.name.type,parentSchema:schema31.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1370,7 +1875,7 @@ errors++;
 if(data3.arguments !== undefined){
 let data6 = data3.arguments;
 if((typeof data6 !== "string") && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema30.properties.arguments.type},message:"must be string,object",schema:schema30.properties.arguments.type,parentSchema:schema30.properties.arguments,data:data6};
+const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema31.properties.arguments.type},message:"must be string,object",schema:schema31.properties.arguments.type,parentSchema:schema31.properties.arguments,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1382,7 +1887,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data:data3};
+const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1394,7 +1899,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema29.properties.toolCalls.type,parentSchema:schema29.properties.toolCalls,data:data2};
+const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema30.properties.toolCalls.type,parentSchema:schema30.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1408,7 +1913,7 @@ if(data.blocks !== undefined){
 let data7 = data.blocks;
 if(Array.isArray(data7)){
 if(data7.length > 1000){
-const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema29.properties.blocks,data:data7};
+const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema30.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1419,14 +1924,14 @@ errors++;
 }
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate22(data7[i1], {instancePath:instancePath+"/blocks/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate24(data7[i1], {instancePath:instancePath+"/blocks/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema29.properties.blocks.type,parentSchema:schema29.properties.blocks,data:data7};
+const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema30.properties.blocks.type,parentSchema:schema30.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1440,7 +1945,7 @@ if(data.usage !== undefined){
 let data9 = data.usage;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.inputTokens === undefined){
-const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema35.required,parentSchema:schema35,data:data9};
+const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema36.required,parentSchema:schema36,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1450,7 +1955,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data9.outputTokens === undefined){
-const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema35.required,parentSchema:schema35,data:data9};
+const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema36.required,parentSchema:schema36,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1461,7 +1966,7 @@ errors++;
 }
 for(const key2 in data9){
 if(!(((((key2 === "inputTokens") || (key2 === "outputTokens")) || (key2 === "cacheReadTokens")) || (key2 === "cacheWriteTokens")) || (key2 === "reasoningTokens"))){
-const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema35,data:data9};
+const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema36,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1474,7 +1979,7 @@ errors++;
 if(data9.inputTokens !== undefined){
 let data10 = data9.inputTokens;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.inputTokens.type,parentSchema:schema35.properties.inputTokens,data:data10};
+const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema36.properties.inputTokens.type,parentSchema:schema36.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1485,7 +1990,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema35.properties.inputTokens,data:data10};
+const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema36.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1499,7 +2004,7 @@ errors++;
 if(data9.outputTokens !== undefined){
 let data11 = data9.outputTokens;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.outputTokens.type,parentSchema:schema35.properties.outputTokens,data:data11};
+const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema36.properties.outputTokens.type,parentSchema:schema36.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1510,7 +2015,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema35.properties.outputTokens,data:data11};
+const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema36.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1524,7 +2029,7 @@ errors++;
 if(data9.cacheReadTokens !== undefined){
 let data12 = data9.cacheReadTokens;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.cacheReadTokens.type,parentSchema:schema35.properties.cacheReadTokens,data:data12};
+const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema36.properties.cacheReadTokens.type,parentSchema:schema36.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1535,7 +2040,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema35.properties.cacheReadTokens,data:data12};
+const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema36.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1549,7 +2054,7 @@ errors++;
 if(data9.cacheWriteTokens !== undefined){
 let data13 = data9.cacheWriteTokens;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.cacheWriteTokens.type,parentSchema:schema35.properties.cacheWriteTokens,data:data13};
+const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema36.properties.cacheWriteTokens.type,parentSchema:schema36.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1560,7 +2065,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema35.properties.cacheWriteTokens,data:data13};
+const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema36.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1574,7 +2079,7 @@ errors++;
 if(data9.reasoningTokens !== undefined){
 let data14 = data9.reasoningTokens;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.reasoningTokens.type,parentSchema:schema35.properties.reasoningTokens,data:data14};
+const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema36.properties.reasoningTokens.type,parentSchema:schema36.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1585,7 +2090,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema35.properties.reasoningTokens,data:data14};
+const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema36.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1598,7 +2103,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data:data9};
+const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1609,19 +2114,19 @@ errors++;
 }
 }
 }
-validate21.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
-const schema36 = {"description":"The outcome of one tool call.","type":"object","additionalProperties":false,"required":["content"],"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false.","type":"boolean"}}};
-const schema37 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema37 = {"description":"The outcome of one tool call.","type":"object","additionalProperties":false,"required":["content"],"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false.","type":"boolean"}}};
+const schema38 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema37.required,parentSchema:schema37,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema38.required,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1633,7 +2138,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.properties.type.type,parentSchema:schema37.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.properties.type.type,parentSchema:schema38.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1643,7 +2148,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema37.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema37.properties.type.enum,parentSchema:schema37.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema38.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema38.properties.type.enum,parentSchema:schema38.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1658,7 +2163,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema27.required,parentSchema:schema27,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema28.required,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1668,7 +2173,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema27.required,parentSchema:schema27,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema28.required,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1679,7 +2184,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema27,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1692,7 +2197,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema27.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema28.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1705,7 +2210,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.properties.text.type,parentSchema:schema27.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.properties.text.type,parentSchema:schema28.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1717,7 +2222,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1728,13 +2233,13 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate17(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+if(!(validate19(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
 errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema37.discriminator,parentSchema:schema37,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema38.discriminator,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1745,7 +2250,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema37.discriminator,parentSchema:schema37,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema38.discriminator,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1756,7 +2261,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1765,17 +2270,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.content === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'",schema:schema36.required,parentSchema:schema36,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'",schema:schema37.required,parentSchema:schema37,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1786,7 +2291,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "callId") || (key0 === "content")) || (key0 === "isError"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema36,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema37,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1800,7 +2305,7 @@ if(data.callId !== undefined){
 let data0 = data.callId;
 if(typeof data0 === "string"){
 if(func3(data0) > 200){
-const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema36.properties.callId,data:data0};
+const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema37.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1810,7 +2315,7 @@ vErrors.push(err2);
 errors++;
 }
 if(func3(data0) < 1){
-const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36.properties.callId,data:data0};
+const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema37.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1821,7 +2326,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.callId.type,parentSchema:schema36.properties.callId,data:data0};
+const err4 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.properties.callId.type,parentSchema:schema37.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1834,7 +2339,7 @@ errors++;
 if(data.content !== undefined){
 let data1 = data.content;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema36.properties.content.type},message:"must be string,array",schema:schema36.properties.content.type,parentSchema:schema36.properties.content,data:data1};
+const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema37.properties.content.type},message:"must be string,array",schema:schema37.properties.content.type,parentSchema:schema37.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1845,7 +2350,7 @@ errors++;
 }
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err6 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema36.properties.content,data:data1};
+const err6 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema37.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1856,8 +2361,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate27(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate29(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
 }
@@ -1866,7 +2371,7 @@ errors = vErrors.length;
 if(data.isError !== undefined){
 let data3 = data.isError;
 if(typeof data3 !== "boolean"){
-const err7 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema36.properties.isError.type,parentSchema:schema36.properties.isError,data:data3};
+const err7 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema37.properties.isError.type,parentSchema:schema37.properties.isError,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1878,7 +2383,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1887,17 +2392,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reply === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema28.required,parentSchema:schema28,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema29.required,parentSchema:schema29,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1908,7 +2413,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "reply") || (key0 === "toolResults"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema28,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema29,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1919,8 +2424,8 @@ errors++;
 }
 }
 if(data.reply !== undefined){
-if(!(validate21(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData}))){
-vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+if(!(validate23(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
@@ -1928,7 +2433,7 @@ if(data.toolResults !== undefined){
 let data1 = data.toolResults;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema28.properties.toolResults,data:data1};
+const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema29.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1939,14 +2444,14 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate26(data1[i0], {instancePath:instancePath+"/toolResults/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate28(data1[i0], {instancePath:instancePath+"/toolResults/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema28.properties.toolResults.type,parentSchema:schema28.properties.toolResults,data:data1};
+const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema29.properties.toolResults.type,parentSchema:schema29.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1958,7 +2463,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1967,17 +2472,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate20.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.user === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema23.required,parentSchema:schema23,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema24.required,parentSchema:schema24,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1987,7 +2492,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.steps === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema23.required,parentSchema:schema23,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema24.required,parentSchema:schema24,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1998,7 +2503,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "user") || (key0 === "steps"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema23,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema24,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2011,7 +2516,7 @@ errors++;
 if(data.user !== undefined){
 let data0 = data.user;
 if((typeof data0 !== "string") && (!(Array.isArray(data0)))){
-const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema23.properties.user.type},message:"must be string,array",schema:schema23.properties.user.type,parentSchema:schema23.properties.user,data:data0};
+const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema24.properties.user.type},message:"must be string,array",schema:schema24.properties.user.type,parentSchema:schema24.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2022,7 +2527,7 @@ errors++;
 }
 if(Array.isArray(data0)){
 if(data0.length > 1000){
-const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema23.properties.user,data:data0};
+const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema24.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2033,8 +2538,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate16(data0[i0], {instancePath:instancePath+"/user/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
+if(!(validate18(data0[i0], {instancePath:instancePath+"/user/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
 errors = vErrors.length;
 }
 }
@@ -2044,7 +2549,7 @@ if(data.steps !== undefined){
 let data2 = data.steps;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema23.properties.steps,data:data2};
+const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema24.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2054,7 +2559,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data2.length < 1){
-const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema23.properties.steps,data:data2};
+const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema24.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2065,14 +2570,14 @@ errors++;
 }
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate20(data2[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data2,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+if(!(validate22(data2[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data2,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema23.properties.steps.type,parentSchema:schema23.properties.steps,data:data2};
+const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema24.properties.steps.type,parentSchema:schema24.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2084,7 +2589,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2093,17 +2598,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate15.errors = vErrors;
+validate17.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate14(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turns === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema21.required,parentSchema:schema21,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema22.required,parentSchema:schema22,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2114,7 +2619,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "systemPrompt") || (key0 === "tools")) || (key0 === "facts")) || (key0 === "turns"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema21,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema22,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2127,7 +2632,7 @@ errors++;
 if(data.systemPrompt !== undefined){
 let data0 = data.systemPrompt;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.systemPrompt.type,parentSchema:schema21.properties.systemPrompt,data:data0};
+const err2 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.systemPrompt.type,parentSchema:schema22.properties.systemPrompt,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2141,7 +2646,7 @@ if(data.tools !== undefined){
 let data1 = data.tools;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err3 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema21.properties.tools,data:data1};
+const err3 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema22.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2155,7 +2660,7 @@ for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.name === undefined){
-const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema22.required,parentSchema:schema22,data:data2};
+const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema23.required,parentSchema:schema23,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2166,7 +2671,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!(((key1 === "name") || (key1 === "description")) || (key1 === "parameters"))){
-const err5 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema22,data:data2};
+const err5 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema23,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2180,7 +2685,7 @@ if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema22.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema23.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2190,7 +2695,7 @@ vErrors.push(err6);
 errors++;
 }
 if(func3(data3) < 1){
-const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema22.properties.name,data:data3};
+const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema23.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2201,7 +2706,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.name.type,parentSchema:schema22.properties.name,data:data3};
+const err8 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.name.type,parentSchema:schema23.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2214,7 +2719,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if(typeof data4 !== "string"){
-const err9 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.description.type,parentSchema:schema22.properties.description,data:data4};
+const err9 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.description.type,parentSchema:schema23.properties.description,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2227,7 +2732,7 @@ errors++;
 if(data2.parameters !== undefined){
 let data5 = data2.parameters;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err10 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.properties.parameters.type,parentSchema:schema22.properties.parameters,data:data5};
+const err10 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.properties.parameters.type,parentSchema:schema23.properties.parameters,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2239,7 +2744,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data:data2};
+const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2251,7 +2756,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema21.properties.tools.type,parentSchema:schema21.properties.tools,data:data1};
+const err12 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema22.properties.tools.type,parentSchema:schema22.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2265,7 +2770,7 @@ if(data.facts !== undefined){
 let data6 = data.facts;
 if(Array.isArray(data6)){
 if(data6.length > 1000){
-const err13 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema21.properties.facts,data:data6};
+const err13 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema22.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2278,7 +2783,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err14 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.facts.items.type,parentSchema:schema21.properties.facts.items,data:data7};
+const err14 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.facts.items.type,parentSchema:schema22.properties.facts.items,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2290,7 +2795,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema21.properties.facts.type,parentSchema:schema21.properties.facts,data:data6};
+const err15 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema22.properties.facts.type,parentSchema:schema22.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2304,7 +2809,7 @@ if(data.turns !== undefined){
 let data8 = data.turns;
 if(Array.isArray(data8)){
 if(data8.length > 10000){
-const err16 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema21.properties.turns,data:data8};
+const err16 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema22.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2314,7 +2819,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data8.length < 1){
-const err17 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema21.properties.turns,data:data8};
+const err17 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema22.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2325,14 +2830,14 @@ errors++;
 }
 const len2 = data8.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate15(data8[i2], {instancePath:instancePath+"/turns/" + i2,parentData:data8,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+if(!(validate17(data8[i2], {instancePath:instancePath+"/turns/" + i2,parentData:data8,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema21.properties.turns.type,parentSchema:schema21.properties.turns,data:data8};
+const err18 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema22.properties.turns.type,parentSchema:schema22.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2344,7 +2849,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2353,12 +2858,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate14.errors = vErrors;
+validate16.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate15(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs1 = errors;
@@ -2367,7 +2872,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.recorded === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "recorded"},message:"must have required property '"+"recorded"+"'",schema:schema18.oneOf[0].required,parentSchema:schema18.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "recorded"},message:"must have required property '"+"recorded"+"'",schema:schema19.oneOf[0].required,parentSchema:schema19.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2385,7 +2890,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.generate === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "generate"},message:"must have required property '"+"generate"+"'",schema:schema18.oneOf[1].required,parentSchema:schema18.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "generate"},message:"must have required property '"+"generate"+"'",schema:schema19.oneOf[1].required,parentSchema:schema19.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2408,7 +2913,7 @@ passing0 = 1;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.inline === undefined){
-const err2 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "inline"},message:"must have required property '"+"inline"+"'",schema:schema18.oneOf[2].required,parentSchema:schema18.oneOf[2],data};
+const err2 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "inline"},message:"must have required property '"+"inline"+"'",schema:schema19.oneOf[2].required,parentSchema:schema19.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2431,7 +2936,7 @@ passing0 = 2;
 }
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema18.oneOf,parentSchema:schema18,data};
+const err3 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema19.oneOf,parentSchema:schema19,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2454,7 +2959,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((key0 === "recorded") || (key0 === "dialect")) || (key0 === "generate")) || (key0 === "inline"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema18,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema19,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2469,7 +2974,7 @@ if(data.recorded === undefined){
 const err5 = {instancePath,schemaPath:"#/dependencies",keyword:"dependencies",params:{property: "dialect",
     missingProperty: "recorded",
     depsCount: 1,
-    deps: "recorded"},message:"must have property recorded when property dialect is present",schema:schema18.dependencies,parentSchema:schema18,data};
+    deps: "recorded"},message:"must have property recorded when property dialect is present",schema:schema19.dependencies,parentSchema:schema19,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2483,7 +2988,7 @@ if(data.recorded !== undefined){
 let data0 = data.recorded;
 if(typeof data0 === "string"){
 if(func3(data0) > 1000){
-const err6 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema18.properties.recorded,data:data0};
+const err6 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema19.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2493,7 +2998,7 @@ vErrors.push(err6);
 errors++;
 }
 if(func3(data0) < 1){
-const err7 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema18.properties.recorded,data:data0};
+const err7 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema19.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2504,7 +3009,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema18.properties.recorded.type,parentSchema:schema18.properties.recorded,data:data0};
+const err8 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.properties.recorded.type,parentSchema:schema19.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2541,7 +3046,7 @@ if(data.generate !== undefined){
 let data2 = data.generate;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.generator === undefined){
-const err11 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema20.required,parentSchema:schema20,data:data2};
+const err11 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema21.required,parentSchema:schema21,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2551,7 +3056,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data2.turns === undefined){
-const err12 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema20.required,parentSchema:schema20,data:data2};
+const err12 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema21.required,parentSchema:schema21,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2562,7 +3067,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!(((key1 === "generator") || (key1 === "turns")) || (key1 === "params"))){
-const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema20,data:data2};
+const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema21,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2576,7 +3081,7 @@ if(data2.generator !== undefined){
 let data3 = data2.generator;
 if(typeof data3 === "string"){
 if(func3(data3) > 100){
-const err14 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema20.properties.generator,data:data3};
+const err14 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema21.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2586,7 +3091,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!pattern1.test(data3)){
-const err15 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema20.properties.generator,data:data3};
+const err15 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema21.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2597,7 +3102,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.properties.generator.type,parentSchema:schema20.properties.generator,data:data3};
+const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.generator.type,parentSchema:schema21.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2610,7 +3115,7 @@ errors++;
 if(data2.turns !== undefined){
 let data4 = data2.turns;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err17 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema20.properties.turns.type,parentSchema:schema20.properties.turns,data:data4};
+const err17 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.turns.type,parentSchema:schema21.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2621,7 +3126,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 100000 || isNaN(data4)){
-const err18 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema20.properties.turns,data:data4};
+const err18 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema21.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2631,7 +3136,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data4 < 1 || isNaN(data4)){
-const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema20.properties.turns,data:data4};
+const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema21.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2645,7 +3150,7 @@ errors++;
 if(data2.params !== undefined){
 let data5 = data2.params;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err20 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.properties.params.type,parentSchema:schema20.properties.params,data:data5};
+const err20 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.properties.params.type,parentSchema:schema21.properties.params,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2657,7 +3162,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data:data2};
+const err21 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data:data2};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2668,14 +3173,14 @@ errors++;
 }
 }
 if(data.inline !== undefined){
-if(!(validate14(data.inline, {instancePath:instancePath+"/inline",parentData:data,parentDataProperty:"inline",rootData}))){
-vErrors = vErrors === null ? validate14.errors : vErrors.concat(validate14.errors);
+if(!(validate16(data.inline, {instancePath:instancePath+"/inline",parentData:data,parentDataProperty:"inline",rootData}))){
+vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2684,23 +3189,23 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate13.errors = vErrors;
+validate15.errors = vErrors;
 return errors === 0;
 }
 
-const schema39 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"}}};
-const schema40 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
+const schema40 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"}}};
+const schema41 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
 const pattern2 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const schema41 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0}}};
-const schema42 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]};
+const schema42 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0}}};
+const schema43 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "requestIndex") || (key0 === "purpose")) || (key0 === "occurrence")) || (key0 === "afterEvent")) || (key0 === "afterSeq"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema41,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2713,7 +3218,7 @@ errors++;
 if(data.requestIndex !== undefined){
 let data0 = data.requestIndex;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.requestIndex.type,parentSchema:schema41.properties.requestIndex,data:data0};
+const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.requestIndex.type,parentSchema:schema42.properties.requestIndex,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2724,7 +3229,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema41.properties.requestIndex,data:data0};
+const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema42.properties.requestIndex,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2738,7 +3243,7 @@ errors++;
 if(data.purpose !== undefined){
 let data1 = data.purpose;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.purpose.type,parentSchema:schema41.properties.purpose,data:data1};
+const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.purpose.type,parentSchema:schema42.properties.purpose,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2748,7 +3253,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((data1 === "conversation") || (data1 === "compaction"))){
-const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema41.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema41.properties.purpose.enum,parentSchema:schema41.properties.purpose,data:data1};
+const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema42.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema42.properties.purpose.enum,parentSchema:schema42.properties.purpose,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2761,7 +3266,7 @@ errors++;
 if(data.occurrence !== undefined){
 let data2 = data.occurrence;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.occurrence.type,parentSchema:schema41.properties.occurrence,data:data2};
+const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.occurrence.type,parentSchema:schema42.properties.occurrence,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2772,7 +3277,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema41.properties.occurrence,data:data2};
+const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema42.properties.occurrence,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2786,7 +3291,7 @@ errors++;
 if(data.afterEvent !== undefined){
 let data3 = data.afterEvent;
 if(typeof data3 !== "string"){
-const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.type,parentSchema:schema42,data:data3};
+const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.type,parentSchema:schema43,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2796,7 +3301,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((((((((((((((((((((data3 === "turn/start") || (data3 === "turn/end")) || (data3 === "step/start")) || (data3 === "step/end")) || (data3 === "system/message")) || (data3 === "user/message")) || (data3 === "assistant/chunk")) || (data3 === "assistant/message")) || (data3 === "tool/call")) || (data3 === "tool/result")) || (data3 === "request/header")) || (data3 === "request/context")) || (data3 === "session/end-seed")) || (data3 === "llm/retry")) || (data3 === "llm/retry-started")) || (data3 === "compaction/start")) || (data3 === "compaction/summary")) || (data3 === "compaction/summary-error")) || (data3 === "compaction/prune")) || (data3 === "compaction/end")) || (data3 === "image/offload")) || (data3 === "checkpoint"))){
-const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema42.enum},message:"must be equal to one of the allowed values",schema:schema42.enum,parentSchema:schema42,data:data3};
+const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema43.enum},message:"must be equal to one of the allowed values",schema:schema43.enum,parentSchema:schema43,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2809,7 +3314,7 @@ errors++;
 if(data.afterSeq !== undefined){
 let data4 = data.afterSeq;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.afterSeq.type,parentSchema:schema41.properties.afterSeq,data:data4};
+const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.afterSeq.type,parentSchema:schema42.properties.afterSeq,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2820,7 +3325,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema41.properties.afterSeq,data:data4};
+const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema42.properties.afterSeq,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2833,7 +3338,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2842,20 +3347,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
 
-const schema43 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) or `after-chunks` (after `chunks` SSE chunks). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"}},"dependencies":{"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
-const schema44 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
+const schema44 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) or `after-chunks` (after `chunks` SSE chunks). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"}},"dependencies":{"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
+const schema45 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
 
-function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema43.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data};
+if(!(func2.call(schema44.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2868,7 +3373,7 @@ errors++;
 if(data.chunks !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.delivery === undefined){
-const err1 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema43.dependencies.chunks.required,parentSchema:schema43.dependencies.chunks,data};
+const err1 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema44.dependencies.chunks.required,parentSchema:schema44.dependencies.chunks,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2880,7 +3385,7 @@ errors++;
 if(data.delivery !== undefined){
 let data0 = data.delivery;
 if("after-chunks" !== data0){
-const err2 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema43.dependencies.chunks.properties.delivery,data:data0};
+const err2 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema44.dependencies.chunks.properties.delivery,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2895,7 +3400,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.type,parentSchema:schema44,data:data1};
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.type,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2905,7 +3410,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err4 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema44.enum},message:"must be equal to one of the allowed values",schema:schema44.enum,parentSchema:schema44,data:data1};
+const err4 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values",schema:schema45.enum,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2919,7 +3424,7 @@ if(data.message !== undefined){
 let data2 = data.message;
 if(typeof data2 === "string"){
 if(func3(data2) > 10000){
-const err5 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema43.properties.message,data:data2};
+const err5 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema44.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2930,7 +3435,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.message.type,parentSchema:schema43.properties.message,data:data2};
+const err6 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.message.type,parentSchema:schema44.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2943,7 +3448,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema43.properties.status.type,parentSchema:schema43.properties.status,data:data3};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.status.type,parentSchema:schema44.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2954,7 +3459,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 599 || isNaN(data3)){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema43.properties.status,data:data3};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema44.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2964,7 +3469,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3 < 100 || isNaN(data3)){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema43.properties.status,data:data3};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema44.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2978,7 +3483,7 @@ errors++;
 if(data.offloadImages !== undefined){
 let data4 = data.offloadImages;
 if(!((typeof data4 == "number") && (isFinite(data4)))){
-const err10 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema43.properties.offloadImages.type,parentSchema:schema43.properties.offloadImages,data:data4};
+const err10 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema44.properties.offloadImages.type,parentSchema:schema44.properties.offloadImages,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2991,7 +3496,7 @@ errors++;
 if(data.delivery !== undefined){
 let data5 = data.delivery;
 if(typeof data5 !== "string"){
-const err11 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.delivery.type,parentSchema:schema43.properties.delivery,data:data5};
+const err11 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.delivery.type,parentSchema:schema44.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3001,7 +3506,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data5 === "before-headers") || (data5 === "after-headers")) || (data5 === "after-chunks"))){
-const err12 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema43.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.delivery.enum,parentSchema:schema43.properties.delivery,data:data5};
+const err12 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema44.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema44.properties.delivery.enum,parentSchema:schema44.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3014,7 +3519,7 @@ errors++;
 if(data.chunks !== undefined){
 let data6 = data.chunks;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err13 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema43.properties.chunks.type,parentSchema:schema43.properties.chunks,data:data6};
+const err13 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.chunks.type,parentSchema:schema44.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3025,7 +3530,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100000 || isNaN(data6)){
-const err14 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema43.properties.chunks,data:data6};
+const err14 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema44.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3035,7 +3540,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data6 < 0 || isNaN(data6)){
-const err15 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema43.properties.chunks,data:data6};
+const err15 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema44.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3049,7 +3554,7 @@ errors++;
 if(data.retryAfterMs !== undefined){
 let data7 = data.retryAfterMs;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err16 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema43.properties.retryAfterMs.type,parentSchema:schema43.properties.retryAfterMs,data:data7};
+const err16 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.retryAfterMs.type,parentSchema:schema44.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3060,7 +3565,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err17 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema43.properties.retryAfterMs,data:data7};
+const err17 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema44.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3074,7 +3579,7 @@ errors++;
 if(data.count !== undefined){
 let data8 = data.count;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err18 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema43.properties.count.type,parentSchema:schema43.properties.count,data:data8};
+const err18 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.count.type,parentSchema:schema44.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3085,7 +3590,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1000 || isNaN(data8)){
-const err19 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema43.properties.count,data:data8};
+const err19 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema44.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3095,7 +3600,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data8 < 1 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema43.properties.count,data:data8};
+const err20 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema44.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3109,7 +3614,7 @@ errors++;
 if(data.contextWindow !== undefined){
 let data9 = data.contextWindow;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err21 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema43.properties.contextWindow.type,parentSchema:schema43.properties.contextWindow,data:data9};
+const err21 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema44.properties.contextWindow.type,parentSchema:schema44.properties.contextWindow,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3121,7 +3626,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3130,17 +3635,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate38.errors = vErrors;
+validate40.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema39.required,parentSchema:schema39,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema40.required,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3151,7 +3656,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "when")) || (key0 === "params"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema39,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3165,7 +3670,7 @@ if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
 if(func3(data0) > 100){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema39.properties.id,data:data0};
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema40.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3175,7 +3680,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!pattern2.test(data0)){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema39.properties.id,data:data0};
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema40.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3186,7 +3691,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.properties.id.type,parentSchema:schema39.properties.id,data:data0};
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.id.type,parentSchema:schema40.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3199,7 +3704,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.type,parentSchema:schema40,data:data1};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.type,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3209,7 +3714,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data1 === "FAULT-01") || (data1 === "FAULT-02")) || (data1 === "FAULT-03")) || (data1 === "FAULT-04")) || (data1 === "FAULT-05")) || (data1 === "FAULT-06")) || (data1 === "FAULT-07")) || (data1 === "FAULT-08")) || (data1 === "FAULT-09")) || (data1 === "FAULT-10")) || (data1 === "FAULT-11")) || (data1 === "FAULT-12")) || (data1 === "FAULT-13")) || (data1 === "FAULT-14")) || (data1 === "FAULT-15")) || (data1 === "FAULT-16")) || (data1 === "FAULT-17")) || (data1 === "FAULT-20")) || (data1 === "FAULT-21")) || (data1 === "FAULT-22")) || (data1 === "FAULT-23")) || (data1 === "FAULT-24")) || (data1 === "FAULT-25")) || (data1 === "FAULT-26")) || (data1 === "FAULT-27")) || (data1 === "FAULT-28")) || (data1 === "FAULT-29")) || (data1 === "FAULT-30")) || (data1 === "FAULT-31")) || (data1 === "FAULT-32")) || (data1 === "FAULT-33")) || (data1 === "FAULT-40")) || (data1 === "FAULT-41")) || (data1 === "FAULT-42")) || (data1 === "FAULT-43")) || (data1 === "FAULT-44")) || (data1 === "FAULT-45")) || (data1 === "FAULT-46")) || (data1 === "FAULT-50")) || (data1 === "FAULT-51")) || (data1 === "FAULT-52")) || (data1 === "FAULT-53")) || (data1 === "FAULT-54")) || (data1 === "FAULT-55")) || (data1 === "FAULT-56")) || (data1 === "FAULT-57")) || (data1 === "FAULT-60")) || (data1 === "FAULT-61")) || (data1 === "FAULT-62")) || (data1 === "FAULT-63")) || (data1 === "FAULT-64")) || (data1 === "FAULT-65")) || (data1 === "FAULT-66")) || (data1 === "FAULT-70")) || (data1 === "FAULT-71")) || (data1 === "FAULT-72")) || (data1 === "FAULT-73")) || (data1 === "FAULT-74")) || (data1 === "FAULT-75")) || (data1 === "FAULT-76")) || (data1 === "FAULT-77")) || (data1 === "FAULT-78")) || (data1 === "FAULT-79")) || (data1 === "FAULT-80")) || (data1 === "FAULT-81")) || (data1 === "FAULT-82")) || (data1 === "FAULT-83")) || (data1 === "FAULT-84"))){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema40.enum},message:"must be equal to one of the allowed values",schema:schema40.enum,parentSchema:schema40,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema41.enum},message:"must be equal to one of the allowed values",schema:schema41.enum,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3220,20 +3725,20 @@ errors++;
 }
 }
 if(data.when !== undefined){
-if(!(validate36(data.when, {instancePath:instancePath+"/when",parentData:data,parentDataProperty:"when",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate38(data.when, {instancePath:instancePath+"/when",parentData:data,parentDataProperty:"when",rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 }
 if(data.params !== undefined){
-if(!(validate38(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+if(!(validate40(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
+vErrors = vErrors === null ? validate40.errors : vErrors.concat(validate40.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3242,20 +3747,20 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
-const schema45 = {"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]};
-const schema46 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
-const schema47 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
+const schema46 = {"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]};
+const schema47 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
+const schema48 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3267,7 +3772,7 @@ errors++;
 if(data.action !== undefined){
 let data0 = data.action;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.action.type,parentSchema:schema45.properties.action,data:data0};
+const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.action.type,parentSchema:schema46.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3277,7 +3782,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "compactNow") || (data0 === "compactRegion"))){
-const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema45.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema45.properties.action.enum,parentSchema:schema45.properties.action,data:data0};
+const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema46.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.action.enum,parentSchema:schema46.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3292,7 +3797,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "compactNow"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema46.required,parentSchema:schema46,data};
+const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema47.required,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3302,7 +3807,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.afterTurn === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema46.required,parentSchema:schema46,data};
+const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema47.required,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3313,7 +3818,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "action") || (key0 === "afterTurn")) || (key0 === "sourceCommandId"))){
-const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
+const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3326,7 +3831,7 @@ errors++;
 if(data.action !== undefined){
 let data1 = data.action;
 if("compactNow" !== data1){
-const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema46.properties.action,data:data1};
+const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema47.properties.action,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3339,7 +3844,7 @@ errors++;
 if(data.afterTurn !== undefined){
 let data2 = data.afterTurn;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema46.properties.afterTurn.type,parentSchema:schema46.properties.afterTurn,data:data2};
+const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.afterTurn.type,parentSchema:schema47.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3350,7 +3855,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema46.properties.afterTurn,data:data2};
+const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema47.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3365,7 +3870,7 @@ if(data.sourceCommandId !== undefined){
 let data3 = data.sourceCommandId;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema46.properties.sourceCommandId,data:data3};
+const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema47.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3375,7 +3880,7 @@ vErrors.push(err9);
 errors++;
 }
 if(func3(data3) < 1){
-const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema46.properties.sourceCommandId,data:data3};
+const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema47.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3386,7 +3891,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.sourceCommandId.type,parentSchema:schema46.properties.sourceCommandId,data:data3};
+const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.sourceCommandId.type,parentSchema:schema47.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3398,7 +3903,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3411,7 +3916,7 @@ errors++;
 else if(tag0 === "compactRegion"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema47.required,parentSchema:schema47,data};
+const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema48.required,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3421,7 +3926,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.turn === undefined){
-const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema47.required,parentSchema:schema47,data};
+const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema48.required,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3431,7 +3936,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.start === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema47.required,parentSchema:schema47,data};
+const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema48.required,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3441,7 +3946,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.end === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema47.required,parentSchema:schema47,data};
+const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema48.required,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3452,7 +3957,7 @@ errors++;
 }
 for(const key1 in data){
 if(!(((((key1 === "action") || (key1 === "turn")) || (key1 === "beforeStep")) || (key1 === "start")) || (key1 === "end"))){
-const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data};
+const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3465,7 +3970,7 @@ errors++;
 if(data.action !== undefined){
 let data4 = data.action;
 if("compactRegion" !== data4){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema47.properties.action,data:data4};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema48.properties.action,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3478,7 +3983,7 @@ errors++;
 if(data.turn !== undefined){
 let data5 = data.turn;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.turn.type,parentSchema:schema47.properties.turn,data:data5};
+const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema48.properties.turn.type,parentSchema:schema48.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3489,7 +3994,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema47.properties.turn,data:data5};
+const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema48.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3503,7 +4008,7 @@ errors++;
 if(data.beforeStep !== undefined){
 let data6 = data.beforeStep;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.beforeStep.type,parentSchema:schema47.properties.beforeStep,data:data6};
+const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema48.properties.beforeStep.type,parentSchema:schema48.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3514,7 +4019,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema47.properties.beforeStep,data:data6};
+const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema48.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3528,7 +4033,7 @@ errors++;
 if(data.start !== undefined){
 let data7 = data.start;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.start.type,parentSchema:schema47.properties.start,data:data7};
+const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema48.properties.start.type,parentSchema:schema48.properties.start,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3541,7 +4046,7 @@ errors++;
 if(data.end !== undefined){
 let data8 = data.end;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.end.type,parentSchema:schema47.properties.end,data:data8};
+const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema48.properties.end.type,parentSchema:schema48.properties.end,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3553,7 +4058,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
+const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3564,7 +4069,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema45.discriminator,parentSchema:schema45,data};
+const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema46.discriminator,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3575,7 +4080,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema45.discriminator,parentSchema:schema45,data};
+const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema46.discriminator,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3586,7 +4091,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3595,23 +4100,23 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate43.errors = vErrors;
 return errors === 0;
 }
 
-const schema48 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"}}};
-const schema49 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
-const schema62 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
-const schema55 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
+const schema49 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"}}};
+const schema50 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
+const schema63 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
+const schema56 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
 const func0 = require("ajv/dist/runtime/equal").default;
-const schema50 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
-const schema51 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
+const schema51 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
+const schema52 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema50.type},message:"must be string,object",schema:schema50.type,parentSchema:schema50,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema51.type},message:"must be string,object",schema:schema51.type,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3647,7 +4152,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.type,parentSchema:schema51,data};
+const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.type,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3657,7 +4162,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((data === "completed") || (data === "blocked")) || (data === "max-tokens")) || (data === "aborted")) || (data === "error")) || (data === "interrupted"))){
-const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema51.enum},message:"must be equal to one of the allowed values",schema:schema51.enum,parentSchema:schema51,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values",schema:schema52.enum,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3674,7 +4179,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema50.else.required,parentSchema:schema50.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema51.else.required,parentSchema:schema51.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3685,7 +4190,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema50.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema51.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3698,7 +4203,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.type,parentSchema:schema51,data:data0};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.type,parentSchema:schema52,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3708,7 +4213,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "completed") || (data0 === "blocked")) || (data0 === "max-tokens")) || (data0 === "aborted")) || (data0 === "error")) || (data0 === "interrupted"))){
-const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema51.enum},message:"must be equal to one of the allowed values",schema:schema51.enum,parentSchema:schema51,data:data0};
+const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values",schema:schema52.enum,parentSchema:schema52,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3721,7 +4226,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.type,parentSchema:schema44,data:data1};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.type,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3731,7 +4236,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema44.enum},message:"must be equal to one of the allowed values",schema:schema44.enum,parentSchema:schema44,data:data1};
+const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values",schema:schema45.enum,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3747,7 +4252,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema50.if,parentSchema:schema50,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema51.if,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3756,19 +4261,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-const schema54 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
+const schema55 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "offloads")) || (key0 === "retries")) || (key0 === "summaryErrors")) || (key0 === "checkpoints"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema54,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3781,7 +4286,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema55.type},message:"must be integer,object",schema:schema55.type,parentSchema:schema55,data:data0};
+const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema56.type},message:"must be integer,object",schema:schema56.type,parentSchema:schema56,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3792,7 +4297,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3804,7 +4309,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema55,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3815,7 +4320,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3828,7 +4333,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.min.type,parentSchema:schema55.properties.min,data:data1};
+const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.min.type,parentSchema:schema56.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3839,7 +4344,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3853,7 +4358,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.max.type,parentSchema:schema55.properties.max,data:data2};
+const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.max.type,parentSchema:schema56.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3864,7 +4369,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3880,7 +4385,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema55.type},message:"must be integer,object",schema:schema55.type,parentSchema:schema55,data:data3};
+const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema56.type},message:"must be integer,object",schema:schema56.type,parentSchema:schema56,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3891,7 +4396,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3903,7 +4408,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema55,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3914,7 +4419,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3927,7 +4432,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.min.type,parentSchema:schema55.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.min.type,parentSchema:schema56.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3938,7 +4443,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3952,7 +4457,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.max.type,parentSchema:schema55.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.max.type,parentSchema:schema56.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3963,7 +4468,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3979,7 +4484,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema55.type},message:"must be integer,object",schema:schema55.type,parentSchema:schema55,data:data6};
+const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema56.type},message:"must be integer,object",schema:schema56.type,parentSchema:schema56,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3990,7 +4495,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4002,7 +4507,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema55,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4013,7 +4518,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4026,7 +4531,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.min.type,parentSchema:schema55.properties.min,data:data7};
+const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.min.type,parentSchema:schema56.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4037,7 +4542,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4051,7 +4556,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.max.type,parentSchema:schema55.properties.max,data:data8};
+const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.max.type,parentSchema:schema56.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4062,7 +4567,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4078,7 +4583,7 @@ errors++;
 if(data.offloads !== undefined){
 let data9 = data.offloads;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema55.type},message:"must be integer,object",schema:schema55.type,parentSchema:schema55,data:data9};
+const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema56.type},message:"must be integer,object",schema:schema56.type,parentSchema:schema56,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4089,7 +4594,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55,data:data9};
+const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4101,7 +4606,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema55,data:data9};
+const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4112,7 +4617,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data9};
+const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4125,7 +4630,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.min.type,parentSchema:schema55.properties.min,data:data10};
+const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.min.type,parentSchema:schema56.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4136,7 +4641,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4150,7 +4655,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.max.type,parentSchema:schema55.properties.max,data:data11};
+const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.max.type,parentSchema:schema56.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4161,7 +4666,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -4177,7 +4682,7 @@ errors++;
 if(data.retries !== undefined){
 let data12 = data.retries;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema55.type},message:"must be integer,object",schema:schema55.type,parentSchema:schema55,data:data12};
+const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema56.type},message:"must be integer,object",schema:schema56.type,parentSchema:schema56,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -4188,7 +4693,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55,data:data12};
+const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -4200,7 +4705,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema55,data:data12};
+const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -4211,7 +4716,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data12};
+const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -4224,7 +4729,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.min.type,parentSchema:schema55.properties.min,data:data13};
+const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.min.type,parentSchema:schema56.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -4235,7 +4740,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -4249,7 +4754,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.max.type,parentSchema:schema55.properties.max,data:data14};
+const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.max.type,parentSchema:schema56.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -4260,7 +4765,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -4276,7 +4781,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data15 = data.summaryErrors;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema55.type},message:"must be integer,object",schema:schema55.type,parentSchema:schema55,data:data15};
+const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema56.type},message:"must be integer,object",schema:schema56.type,parentSchema:schema56,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -4287,7 +4792,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55,data:data15};
+const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -4299,7 +4804,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema55,data:data15};
+const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -4310,7 +4815,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data15};
+const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -4323,7 +4828,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.min.type,parentSchema:schema55.properties.min,data:data16};
+const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.min.type,parentSchema:schema56.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -4334,7 +4839,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -4348,7 +4853,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.max.type,parentSchema:schema55.properties.max,data:data17};
+const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.max.type,parentSchema:schema56.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -4359,7 +4864,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -4375,7 +4880,7 @@ errors++;
 if(data.checkpoints !== undefined){
 let data18 = data.checkpoints;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema55.type},message:"must be integer,object",schema:schema55.type,parentSchema:schema55,data:data18};
+const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema56.type},message:"must be integer,object",schema:schema56.type,parentSchema:schema56,data:data18};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -4386,7 +4891,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55,data:data18};
+const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -4398,7 +4903,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema55,data:data18};
+const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -4409,7 +4914,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data18};
+const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -4422,7 +4927,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.min.type,parentSchema:schema55.properties.min,data:data19};
+const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.min.type,parentSchema:schema56.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -4433,7 +4938,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -4447,7 +4952,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.max.type,parentSchema:schema55.properties.max,data:data20};
+const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.max.type,parentSchema:schema56.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -4458,7 +4963,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -4473,7 +4978,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -4482,18 +4987,18 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
 
-const schema63 = {"description":"An event type, or `{ type, data }` where `data` must match the event's data (objects by subset, everything else by equality).","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"}}}};
-const schema64 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
+const schema64 = {"description":"An event type, or `{ type, data }` where `data` must match the event's data (objects by subset, everything else by equality).","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"}}}};
+const schema65 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema63.type},message:"must be string,object",schema:schema63.type,parentSchema:schema63,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema64.type},message:"must be string,object",schema:schema64.type,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4529,7 +5034,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.type,parentSchema:schema64,data};
+const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema65.type,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4539,7 +5044,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data === "turn/start") || (data === "turn/end")) || (data === "step/start")) || (data === "step/end")) || (data === "system/message")) || (data === "user/message")) || (data === "assistant/chunk")) || (data === "assistant/message")) || (data === "tool/call")) || (data === "tool/result")) || (data === "request/header")) || (data === "request/context")) || (data === "session/end-seed")) || (data === "llm/retry")) || (data === "llm/retry-started")) || (data === "compaction/start")) || (data === "compaction/summary")) || (data === "compaction/summary-error")) || (data === "compaction/prune")) || (data === "compaction/end")) || (data === "image/offload"))){
-const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data};
+const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values",schema:schema65.enum,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4556,7 +5061,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema63.else.required,parentSchema:schema63.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema64.else.required,parentSchema:schema64.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4567,7 +5072,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "data"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema63.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema64.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4580,7 +5085,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.type,parentSchema:schema64,data:data0};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema65.type,parentSchema:schema65,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4590,7 +5095,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data:data0};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values",schema:schema65.enum,parentSchema:schema65,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4603,7 +5108,7 @@ errors++;
 if(data.data !== undefined){
 let data1 = data.data;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.else.properties.data.type,parentSchema:schema63.else.properties.data,data:data1};
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema64.else.properties.data.type,parentSchema:schema64.else.properties.data,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4619,7 +5124,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err9 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema63.if,parentSchema:schema63,data};
+const err9 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema64.if,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4628,18 +5133,18 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((key0 === "invariants") || (key0 === "outcome")) || (key0 === "counts")) || (key0 === "finalPressure")) || (key0 === "events")) || (key0 === "finalSurfaceNodes"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema48,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema49,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4652,7 +5157,7 @@ errors++;
 if(data.invariants !== undefined){
 let data0 = data.invariants;
 if((typeof data0 !== "string") && (!(Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema48.properties.invariants.type},message:"must be string,array",schema:schema48.properties.invariants.type,parentSchema:schema48.properties.invariants,data:data0};
+const err1 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema49.properties.invariants.type},message:"must be string,array",schema:schema49.properties.invariants.type,parentSchema:schema49.properties.invariants,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4688,7 +5193,7 @@ let ifClause0;
 if(_valid0){
 const _errs7 = errors;
 if("all" !== data0){
-const err3 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema48.properties.invariants.then,data:data0};
+const err3 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema49.properties.invariants.then,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4705,7 +5210,7 @@ else {
 const _errs8 = errors;
 if(Array.isArray(data0)){
 if(data0.length < 1){
-const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema48.properties.invariants.else,data:data0};
+const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema49.properties.invariants.else,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4718,7 +5223,7 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.type,parentSchema:schema49,data:data1};
+const err5 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema50.type,parentSchema:schema50,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4728,7 +5233,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((data1 === "INV-01") || (data1 === "INV-02")) || (data1 === "INV-03")) || (data1 === "INV-04")) || (data1 === "INV-05")) || (data1 === "INV-06")) || (data1 === "INV-07")) || (data1 === "INV-08")) || (data1 === "INV-09")) || (data1 === "INV-10")) || (data1 === "INV-11")) || (data1 === "INV-12")) || (data1 === "INV-13")) || (data1 === "INV-14")) || (data1 === "INV-15")) || (data1 === "INV-16")) || (data1 === "INV-17")) || (data1 === "INV-18")) || (data1 === "INV-19")) || (data1 === "INV-20")) || (data1 === "INV-21")) || (data1 === "INV-22")) || (data1 === "INV-23")) || (data1 === "INV-24")) || (data1 === "INV-25")) || (data1 === "INV-26")) || (data1 === "INV-27")) || (data1 === "INV-28")) || (data1 === "INV-29")) || (data1 === "INV-30")) || (data1 === "INV-31")) || (data1 === "INV-32")) || (data1 === "INV-33")) || (data1 === "INV-34")) || (data1 === "INV-35")) || (data1 === "INV-36")) || (data1 === "INV-37")) || (data1 === "INV-38")) || (data1 === "INV-39")) || (data1 === "INV-40")) || (data1 === "INV-41")) || (data1 === "INV-42")) || (data1 === "INV-43")) || (data1 === "INV-44")) || (data1 === "INV-45")) || (data1 === "INV-46")) || (data1 === "INV-47"))){
-const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema49.enum},message:"must be equal to one of the allowed values",schema:schema49.enum,parentSchema:schema49,data:data1};
+const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema50.enum},message:"must be equal to one of the allowed values",schema:schema50.enum,parentSchema:schema50,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4745,7 +5250,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data0[i1], data0[j0])){
-const err7 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema48.properties.invariants.else,data:data0};
+const err7 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema49.properties.invariants.else,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4764,7 +5269,7 @@ valid1 = _valid0;
 ifClause0 = "else";
 }
 if(!valid1){
-const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema48.properties.invariants.if,parentSchema:schema48.properties.invariants,data:data0};
+const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema49.properties.invariants.if,parentSchema:schema49.properties.invariants,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4778,7 +5283,7 @@ if(data.outcome !== undefined){
 let data2 = data.outcome;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err9 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema48.properties.outcome,data:data2};
+const err9 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema49.properties.outcome,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4789,14 +5294,14 @@ errors++;
 }
 const len1 = data2.length;
 for(let i2=0; i2<len1; i2++){
-if(!(validate44(data2[i2], {instancePath:instancePath+"/outcome/" + i2,parentData:data2,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate46(data2[i2], {instancePath:instancePath+"/outcome/" + i2,parentData:data2,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.properties.outcome.type,parentSchema:schema48.properties.outcome,data:data2};
+const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema49.properties.outcome.type,parentSchema:schema49.properties.outcome,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4807,8 +5312,8 @@ errors++;
 }
 }
 if(data.counts !== undefined){
-if(!(validate46(data.counts, {instancePath:instancePath+"/counts",parentData:data,parentDataProperty:"counts",rootData}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate48(data.counts, {instancePath:instancePath+"/counts",parentData:data,parentDataProperty:"counts",rootData}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 }
@@ -4816,7 +5321,7 @@ if(data.finalPressure !== undefined){
 let data5 = data.finalPressure;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(Object.keys(data5).length < 1){
-const err11 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema62,data:data5};
+const err11 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema63,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4827,7 +5332,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
-const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data:data5};
+const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema63,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4841,7 +5346,7 @@ if(data5.ratioMin !== undefined){
 let data6 = data5.ratioMin;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err13 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema62.properties.ratioMin,data:data6};
+const err13 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.ratioMin,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4852,7 +5357,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.ratioMin.type,parentSchema:schema62.properties.ratioMin,data:data6};
+const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema63.properties.ratioMin.type,parentSchema:schema63.properties.ratioMin,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4866,7 +5371,7 @@ if(data5.ratioMax !== undefined){
 let data7 = data5.ratioMax;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err15 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema62.properties.ratioMax,data:data7};
+const err15 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.ratioMax,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4877,7 +5382,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.ratioMax.type,parentSchema:schema62.properties.ratioMax,data:data7};
+const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema63.properties.ratioMax.type,parentSchema:schema63.properties.ratioMax,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4890,7 +5395,7 @@ errors++;
 if(data5.tokensMin !== undefined){
 let data8 = data5.tokensMin;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err17 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.tokensMin.type,parentSchema:schema62.properties.tokensMin,data:data8};
+const err17 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.tokensMin.type,parentSchema:schema63.properties.tokensMin,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4901,7 +5406,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema62.properties.tokensMin,data:data8};
+const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.tokensMin,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4915,7 +5420,7 @@ errors++;
 if(data5.tokensMax !== undefined){
 let data9 = data5.tokensMax;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err19 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.tokensMax.type,parentSchema:schema62.properties.tokensMax,data:data9};
+const err19 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.tokensMax.type,parentSchema:schema63.properties.tokensMax,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4926,7 +5431,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema62.properties.tokensMax,data:data9};
+const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.tokensMax,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4939,7 +5444,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data:data5};
+const err21 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4953,7 +5458,7 @@ if(data.events !== undefined){
 let data10 = data.events;
 if(Array.isArray(data10)){
 if(data10.length > 10000){
-const err22 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema48.properties.events,data:data10};
+const err22 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema49.properties.events,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4964,14 +5469,14 @@ errors++;
 }
 const len2 = data10.length;
 for(let i3=0; i3<len2; i3++){
-if(!(validate48(data10[i3], {instancePath:instancePath+"/events/" + i3,parentData:data10,parentDataProperty:i3,rootData}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate50(data10[i3], {instancePath:instancePath+"/events/" + i3,parentData:data10,parentDataProperty:i3,rootData}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.properties.events.type,parentSchema:schema48.properties.events,data:data10};
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema49.properties.events.type,parentSchema:schema49.properties.events,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4984,7 +5489,7 @@ errors++;
 if(data.finalSurfaceNodes !== undefined){
 let data12 = data.finalSurfaceNodes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err24 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema55.type},message:"must be integer,object",schema:schema55.type,parentSchema:schema55,data:data12};
+const err24 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema56.type},message:"must be integer,object",schema:schema56.type,parentSchema:schema56,data:data12};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4995,7 +5500,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55,data:data12};
+const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56,data:data12};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5007,7 +5512,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema55,data:data12};
+const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema56,data:data12};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5018,7 +5523,7 @@ errors++;
 }
 for(const key2 in data12){
 if(!((key2 === "min") || (key2 === "max"))){
-const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data12};
+const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5031,7 +5536,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err28 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.min.type,parentSchema:schema55.properties.min,data:data13};
+const err28 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.min.type,parentSchema:schema56.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5042,7 +5547,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.min,data:data13};
+const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5056,7 +5561,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err30 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema55.properties.max.type,parentSchema:schema55.properties.max,data:data14};
+const err30 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.max.type,parentSchema:schema56.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5067,7 +5572,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema55.properties.max,data:data14};
+const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5082,7 +5587,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
+const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5091,7 +5596,7 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate43.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
@@ -5259,7 +5764,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!(data3 === "reference")){
+if(!((data3 === "reference") || (data3 === "dsh"))){
 const err14 = {instancePath:instancePath+"/subject",schemaPath:"#/definitions/Subject/enum",keyword:"enum",params:{allowedValues: schema12.enum},message:"must be equal to one of the allowed values",schema:schema12.enum,parentSchema:schema12,data:data3};
 if(vErrors === null){
 vErrors = [err14];
@@ -5294,10 +5799,21 @@ errors++;
 }
 }
 if(data.provider !== undefined){
-let data5 = data.provider;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(data5.wire === undefined){
-const err17 = {instancePath:instancePath+"/provider",schemaPath:"#/definitions/Provider/required",keyword:"required",params:{missingProperty: "wire"},message:"must have required property '"+"wire"+"'",schema:schema14.required,parentSchema:schema14,data:data5};
+if(!(validate11(data.provider, {instancePath:instancePath+"/provider",parentData:data,parentDataProperty:"provider",rootData}))){
+vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
+errors = vErrors.length;
+}
+}
+if(data.policy !== undefined){
+if(!(validate13(data.policy, {instancePath:instancePath+"/policy",parentData:data,parentDataProperty:"policy",rootData}))){
+vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
+errors = vErrors.length;
+}
+}
+if(data.pruner !== undefined){
+let data7 = data.pruner;
+if((typeof data7 !== "boolean") && (!(data7 && typeof data7 == "object" && !Array.isArray(data7)))){
+const err17 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/type",keyword:"type",params:{type: schema18.type},message:"must be boolean,object",schema:schema18.type,parentSchema:schema18,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5306,8 +5822,10 @@ vErrors.push(err17);
 }
 errors++;
 }
-if(data5.model === undefined){
-const err18 = {instancePath:instancePath+"/provider",schemaPath:"#/definitions/Provider/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema14.required,parentSchema:schema14,data:data5};
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key1 in data7){
+if(!(((key1 === "thresholdChars") || (key1 === "headChars")) || (key1 === "tailChars"))){
+const err18 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema18,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5316,9 +5834,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-for(const key1 in data5){
-if(!(((((key1 === "wire") || (key1 === "name")) || (key1 === "model")) || (key1 === "contextWindow")) || (key1 === "imageTokens"))){
-const err19 = {instancePath:instancePath+"/provider",schemaPath:"#/definitions/Provider/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema14,data:data5};
+}
+if(data7.thresholdChars !== undefined){
+let data8 = data7.thresholdChars;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err19 = {instancePath:instancePath+"/pruner/thresholdChars",schemaPath:"#/definitions/Pruner/properties/thresholdChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.thresholdChars.type,parentSchema:schema18.properties.thresholdChars,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5328,10 +5848,10 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data5.wire !== undefined){
-let data6 = data5.wire;
-if(typeof data6 !== "string"){
-const err20 = {instancePath:instancePath+"/provider/wire",schemaPath:"#/definitions/Provider/properties/wire/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.wire.type,parentSchema:schema14.properties.wire,data:data6};
+if(data7.headChars !== undefined){
+let data9 = data7.headChars;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err20 = {instancePath:instancePath+"/pruner/headChars",schemaPath:"#/definitions/Pruner/properties/headChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.headChars.type,parentSchema:schema18.properties.headChars,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5340,8 +5860,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(!((data6 === "openai") || (data6 === "deepseek"))){
-const err21 = {instancePath:instancePath+"/provider/wire",schemaPath:"#/definitions/Provider/properties/wire/enum",keyword:"enum",params:{allowedValues: schema14.properties.wire.enum},message:"must be equal to one of the allowed values",schema:schema14.properties.wire.enum,parentSchema:schema14.properties.wire,data:data6};
+}
+if(data7.tailChars !== undefined){
+let data10 = data7.tailChars;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err21 = {instancePath:instancePath+"/pruner/tailChars",schemaPath:"#/definitions/Pruner/properties/tailChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.tailChars.type,parentSchema:schema18.properties.tailChars,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5351,11 +5874,19 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data5.name !== undefined){
-let data7 = data5.name;
-if(typeof data7 === "string"){
-if(func3(data7) > 200){
-const err22 = {instancePath:instancePath+"/provider/name",schemaPath:"#/definitions/Provider/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.name,data:data7};
+}
+}
+if(data.transcript !== undefined){
+if(!(validate15(data.transcript, {instancePath:instancePath+"/transcript",parentData:data,parentDataProperty:"transcript",rootData}))){
+vErrors = vErrors === null ? validate15.errors : vErrors.concat(validate15.errors);
+errors = vErrors.length;
+}
+}
+if(data.faults !== undefined){
+let data12 = data.faults;
+if(Array.isArray(data12)){
+if(data12.length > 1000){
+const err22 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema11.properties.faults,data:data12};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5364,8 +5895,16 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(func3(data7) < 1){
-const err23 = {instancePath:instancePath+"/provider/name",schemaPath:"#/definitions/Provider/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.name,data:data7};
+const len0 = data12.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate37(data12[i0], {instancePath:instancePath+"/faults/" + i0,parentData:data12,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.faults.type,parentSchema:schema11.properties.faults,data:data12};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5375,8 +5914,11 @@ vErrors.push(err23);
 errors++;
 }
 }
-else {
-const err24 = {instancePath:instancePath+"/provider/name",schemaPath:"#/definitions/Provider/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.name.type,parentSchema:schema14.properties.name,data:data7};
+if(data.manual !== undefined){
+let data14 = data.manual;
+if(Array.isArray(data14)){
+if(data14.length > 1000){
+const err24 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema11.properties.manual,data:data14};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5385,12 +5927,16 @@ vErrors.push(err24);
 }
 errors++;
 }
+const len1 = data14.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate43(data14[i1], {instancePath:instancePath+"/manual/" + i1,parentData:data14,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+errors = vErrors.length;
 }
-if(data5.model !== undefined){
-let data8 = data5.model;
-if(typeof data8 === "string"){
-if(func3(data8) > 200){
-const err25 = {instancePath:instancePath+"/provider/model",schemaPath:"#/definitions/Provider/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.model,data:data8};
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.manual.type,parentSchema:schema11.properties.manual,data:data14};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5399,246 +5945,21 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(func3(data8) < 1){
-const err26 = {instancePath:instancePath+"/provider/model",schemaPath:"#/definitions/Provider/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.model,data:data8};
+}
+if(data.expect !== undefined){
+if(!(validate45(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
 if(vErrors === null){
 vErrors = [err26];
 }
 else {
 vErrors.push(err26);
-}
-errors++;
-}
-}
-else {
-const err27 = {instancePath:instancePath+"/provider/model",schemaPath:"#/definitions/Provider/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.model.type,parentSchema:schema14.properties.model,data:data8};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-}
-if(data5.contextWindow !== undefined){
-let data9 = data5.contextWindow;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err28 = {instancePath:instancePath+"/provider/contextWindow",schemaPath:"#/definitions/Provider/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.contextWindow.type,parentSchema:schema14.properties.contextWindow,data:data9};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-const err29 = {instancePath:instancePath+"/provider/contextWindow",schemaPath:"#/definitions/Provider/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema14.properties.contextWindow,data:data9};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-}
-if(data5.imageTokens !== undefined){
-let data10 = data5.imageTokens;
-if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/provider/imageTokens",schemaPath:"#/definitions/Provider/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.imageTokens.type,parentSchema:schema14.properties.imageTokens,data:data10};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if((typeof data10 == "number") && (isFinite(data10))){
-if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/provider/imageTokens",schemaPath:"#/definitions/Provider/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14.properties.imageTokens,data:data10};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/provider",schemaPath:"#/definitions/Provider/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data:data5};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-if(data.policy !== undefined){
-if(!(validate11(data.policy, {instancePath:instancePath+"/policy",parentData:data,parentDataProperty:"policy",rootData}))){
-vErrors = vErrors === null ? validate11.errors : vErrors.concat(validate11.errors);
-errors = vErrors.length;
-}
-}
-if(data.pruner !== undefined){
-let data12 = data.pruner;
-if((typeof data12 !== "boolean") && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err33 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/type",keyword:"type",params:{type: schema17.type},message:"must be boolean,object",schema:schema17.type,parentSchema:schema17,data:data12};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key2 in data12){
-if(!(((key2 === "thresholdChars") || (key2 === "headChars")) || (key2 === "tailChars"))){
-const err34 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema17,data:data12};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-if(data12.thresholdChars !== undefined){
-let data13 = data12.thresholdChars;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err35 = {instancePath:instancePath+"/pruner/thresholdChars",schemaPath:"#/definitions/Pruner/properties/thresholdChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.thresholdChars.type,parentSchema:schema17.properties.thresholdChars,data:data13};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-if(data12.headChars !== undefined){
-let data14 = data12.headChars;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err36 = {instancePath:instancePath+"/pruner/headChars",schemaPath:"#/definitions/Pruner/properties/headChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.headChars.type,parentSchema:schema17.properties.headChars,data:data14};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-if(data12.tailChars !== undefined){
-let data15 = data12.tailChars;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err37 = {instancePath:instancePath+"/pruner/tailChars",schemaPath:"#/definitions/Pruner/properties/tailChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.tailChars.type,parentSchema:schema17.properties.tailChars,data:data15};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-}
-}
-}
-if(data.transcript !== undefined){
-if(!(validate13(data.transcript, {instancePath:instancePath+"/transcript",parentData:data,parentDataProperty:"transcript",rootData}))){
-vErrors = vErrors === null ? validate13.errors : vErrors.concat(validate13.errors);
-errors = vErrors.length;
-}
-}
-if(data.faults !== undefined){
-let data17 = data.faults;
-if(Array.isArray(data17)){
-if(data17.length > 1000){
-const err38 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema11.properties.faults,data:data17};
-if(vErrors === null){
-vErrors = [err38];
-}
-else {
-vErrors.push(err38);
-}
-errors++;
-}
-const len0 = data17.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate35(data17[i0], {instancePath:instancePath+"/faults/" + i0,parentData:data17,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err39 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.faults.type,parentSchema:schema11.properties.faults,data:data17};
-if(vErrors === null){
-vErrors = [err39];
-}
-else {
-vErrors.push(err39);
-}
-errors++;
-}
-}
-if(data.manual !== undefined){
-let data19 = data.manual;
-if(Array.isArray(data19)){
-if(data19.length > 1000){
-const err40 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema11.properties.manual,data:data19};
-if(vErrors === null){
-vErrors = [err40];
-}
-else {
-vErrors.push(err40);
-}
-errors++;
-}
-const len1 = data19.length;
-for(let i1=0; i1<len1; i1++){
-if(!(validate41(data19[i1], {instancePath:instancePath+"/manual/" + i1,parentData:data19,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err41 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.manual.type,parentSchema:schema11.properties.manual,data:data19};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-}
-if(data.expect !== undefined){
-if(!(validate43(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
-vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
 }
 errors++;
 }

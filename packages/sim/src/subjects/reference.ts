@@ -8,7 +8,7 @@
  * Contract (the crash harness calls it from a child process):
  *
  *   runReferenceSession(options: SubjectSessionOptions): Promise<SubjectSessionResult>
- *     options = { scenario, transcript, logPath, baseUrl, fetch?, seed, resume?, onDurable?, hooks? }
+ *     options = { scenario, transcript, logPath, baseUrl, fetch?, seed, resume?, onDurable?, onRequest?, hooks? }
  *
  * - new session (`resume` absent/false): `logPath` is replaced by a fresh log; turns 1…n run.
  * - `resume: true`: the stored log is read (a torn tail truncated), restored (§11.4: repair closers, then
@@ -19,14 +19,18 @@
  *   log's length; the clock continues after the log's last time.
  * - `onDurable(event)` is the store's hook: it runs synchronously after the event's line is fsync'ed, in seq
  *   order, before the next write (so the crash child can block there and be killed exactly at that event).
- * - `hooks` connect the session to the provider world (`run/world.ts`): turn alignment, aborts, timeouts.
+ * - `onRequest(request, logLength)` gets each capture entry at dispatch (outcome `aborted`/`TRANSPORT` until it
+ *   finishes) and again when it finishes, synchronously, so a crash child can persist the capture as it goes.
+ * - `hooks` connect the session to the provider world (`run/world.ts`): turn alignment, aborts, timeouts,
+ *   direct API use (FAULT-09) and append faults on the engine's bracket events (FAULT-60…63).
  * Resolves once every event is durable; rejects with the store's `LogError` when a write failed, or with the
  * loop's misuse / integrity errors. Provider failures never reject: they end turns.
  */
 import { rm } from 'node:fs/promises'
 import {
   Agent, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, OpenAiCompatibleAdapter, repairClosers, restoreSession,
-  type AgentCompactionEngine, type CapturedRequest, type GenerateOptions, type LogEvent, type MessageKind, type ToolExecutor,
+  type AgentCompactionEngine, type CapturedRequest, type EventDraft, type GenerateOptions, type LogEvent, type MessageKind,
+  type SessionEvent, type ToolExecutor,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
@@ -43,8 +47,17 @@ export const referenceSubject: Subject = {
   runSession: (options) => runReferenceSession(options),
 }
 
+/**
+ * TEST-ONLY internals of a reference session: `plantAppend` wraps the engine's bracket-event append path (the
+ * engine's existing `append` option, the FAULT-60…63 injection point) so a test can plant a bug in a copy of the
+ * engine and replay a fuzz finding through `runScenario` (issue #8). No production path passes it.
+ */
+export interface ReferenceInternals {
+  plantAppend?: (log: EventLog) => (draft: EventDraft) => SessionEvent
+}
+
 /** Runs (or resumes) one reference session; see the module doc for the contract. */
-export async function runReferenceSession(options: SubjectSessionOptions): Promise<SubjectSessionResult> {
+export async function runReferenceSession(options: SubjectSessionOptions, internals: ReferenceInternals = {}): Promise<SubjectSessionResult> {
   const { transcript, logPath, hooks = {} } = options
   if (options.resume !== true) await rm(logPath, { force: true })
   const onDurable = options.onDurable
@@ -75,7 +88,7 @@ export async function runReferenceSession(options: SubjectSessionOptions): Promi
   const unsubscribe = theLog.subscribe(persist)
   let result: SubjectSessionResult
   try {
-    result = await drive(options, theLog, clock, hooks, transcript)
+    result = await drive(options, theLog, clock, hooks, transcript, internals)
   } finally {
     unsubscribe()
     await store.close()
@@ -86,7 +99,7 @@ export async function runReferenceSession(options: SubjectSessionOptions): Promi
 
 async function drive(
   options: SubjectSessionOptions, log: EventLog, clock: VirtualClock, hooks: NonNullable<SubjectSessionOptions['hooks']>,
-  transcript: Transcript,
+  transcript: Transcript, internals: ReferenceInternals = {},
 ): Promise<SubjectSessionResult> {
   const { scenario } = options
   const provider = scenario.provider.name
@@ -120,6 +133,8 @@ async function drive(
       if (call.tools !== undefined) captured.tools = structuredClone(call.tools)
       requests.push(captured)
       pending.set(call, captured)
+      // Until it finishes, a request reads as cut off (what it stays if the process dies, §13.4).
+      options.onRequest?.({ ...structuredClone(captured), outcome: 'aborted', failureCode: 'TRANSPORT' }, captured.logRevisionAtDispatch)
     },
     onFinish: (call, reason) => {
       const captured = pending.get(call)
@@ -127,10 +142,14 @@ async function drive(
       pending.delete(call)
       captured.outcome = reason.kind
       if (reason.kind === 'error' || reason.kind === 'aborted') captured.failureCode = reason.failure.code
+      options.onRequest?.(structuredClone(captured), log.length)
     },
   })
+  const wire = scenario.provider.wire
+  // The runner skips such scenarios first (`unsupportedReason` in run/world.ts); this guards direct calls.
+  if (wire === 'anthropic') throw new Error('the reference subject speaks the openai and deepseek wires only, not anthropic')
   const adapter = new OpenAiCompatibleAdapter({
-    wire: scenario.provider.wire,
+    wire,
     baseURL: options.baseUrl,
     apiKey: SIM_API_KEY,
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
@@ -145,10 +164,13 @@ async function drive(
       newInstructionId: () => `compaction-instruction-${++instructions}`,
     })
     : null
+  const rejectAppend = hooks.rejectAppend
   const engine = new CompactionEngine({
     log, runtime, policy: scenario.policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId,
     ...(scenario.pruner === null ? {} : { pruner: scenario.pruner }),
+    ...(rejectAppend === undefined ? {} : { append: faultyAppend(log, rejectAppend) }),
     ...(unroutable === null ? {} : { summarizer: unroutable }),
+    ...(internals.plantAppend === undefined ? {} : { append: internals.plantAppend(log) }),
     newCompactionId: () => `cmp-${idTag}-${next()}`,
     newMessageId: () => `m-checkpoint-${next()}`,
   })
@@ -162,6 +184,7 @@ async function drive(
     newMessageId: (kind: MessageKind) => `m-${kind}-${next()}`,
     newRetryId: () => `r-${next()}`,
     sleep: (ms, signal) => clock.sleep(ms, signal),
+    ...(hooks.directApi === true ? { requestHeaders: 'omit' as const } : {}),
   })
   const startedAfterTurn = log.state.lastTurn
   const outcomes: SubjectTurnOutcome[] = []
@@ -181,6 +204,21 @@ async function drive(
     }
   }
   return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
+}
+
+/** A storage fault injected on the engine's append path (§13.5, FAULT-60…63): the event was not persisted. */
+export class InjectedAppendError extends Error {
+  override readonly name = 'InjectedAppendError'
+  readonly code = 'STORAGE_FAULT'
+}
+
+/** The engine's append path with the world's append faults: a refused draft throws before anything is written. */
+function faultyAppend(log: EventLog, reject: (draft: EventDraft) => string | null): (draft: EventDraft) => SessionEvent {
+  return (draft) => {
+    const refusal = reject(draft)
+    if (refusal !== null) throw new InjectedAppendError(refusal)
+    return log.append(draft)
+  }
 }
 
 /** Answers each tool call with the transcript's result for its call id; an unknown id is an error result. */

@@ -1,10 +1,12 @@
 /**
- * What a simulated run drives (design §2 "subject"): something that runs a scenario's transcript as a
- * session against the mock provider over real HTTP and leaves a durable session log. The reference core
- * is the only subject now; a later issue adds the official DSH engine (`dsh`) and user modules. A subject
- * owns its log file; the runner owns the provider world and only talks to the subject through these types.
+ * The public `Subject` contract (design §2 "subject"), exported from `@compaction-sim/sim`: something that
+ * runs a scenario's transcript as a session against the mock provider over real HTTP and leaves a durable
+ * session log in the seed dialect. Kinds: the reference core, the official DSH engine (`dsh`) and user
+ * modules (`--subject module:<path>`, `subjects/module.ts`). A subject owns its log file; the runner owns
+ * the provider world and only talks to the subject through these types. After the session the runner judges
+ * the log with the checker (§12), the returned request capture (§1.1) and the scenario's `expect`.
  */
-import type { CapturedRequest, LogEvent, StreamMiddleware, TurnEndReason } from '@compaction-sim/core'
+import type { CapturedRequest, Dialect, EventDraft, LogEvent, StreamMiddleware, TurnEndReason } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import type { ResolvedScenario } from '../scenario/resolve.ts'
 
@@ -24,13 +26,25 @@ export interface SubjectHooks {
   middleware?: readonly StreamMiddleware[]
   /** FAULT-31: the summarizer sees no routed target and no agent route, so no summary target resolves (§8.1). */
   unroutableSummarizer?: boolean
+  /**
+   * FAULT-09: direct API use — conversation requests are dispatched without logging `request/header` (or
+   * `request/context`), so the log has no routed target (§2.7) and overflow recovery delegates.
+   */
+  directApi?: boolean
+  /**
+   * FAULT-60…63 (§13.5): asked before the compaction engine appends each bracket event (after its
+   * pre-validation); a string refuses the append with that storage-fault message, null lets it through.
+   */
+  rejectAppend?: (draft: EventDraft) => string | null
 }
 
 /** Options of one subject session (see `runReferenceSession` for the reference subject's contract). */
 export interface SubjectSessionOptions {
+  /** The resolved scenario: provider route (`provider.wire`, `name`, `model`), policy, pruner, manual actions. */
   scenario: ResolvedScenario
+  /** What to replay: the system prompt, tools, each turn's user input and the results of its tool calls. */
   transcript: Transcript
-  /** The durable JSONL log file (created unless `resume`). */
+  /** The durable JSONL log file (created unless `resume`); seed dialect, every event fsync'ed (§1.1). */
   logPath: string
   /** Base URL of the mock provider, including the version path (e.g. `http://mock.sim.test/v1`). */
   baseUrl: string
@@ -46,12 +60,25 @@ export interface SubjectSessionOptions {
    * writer exactly at that event (the crash harness, §13.4).
    */
   onDurable?: (event: LogEvent) => void
+  /**
+   * Called synchronously with a snapshot of each captured request (§1.1) when it is dispatched, and again
+   * (same `index`, final `outcome`) when it finishes; the later call supersedes. `logLength` is the log's
+   * length at that moment (at dispatch, `logRevisionAtDispatch`). The crash child writes these out, so the
+   * requests of a killed session reach the capture (§13.4).
+   */
+  onRequest?: (request: CapturedRequest, logLength: number) => void
+  /**
+   * Calls into the provider world. A subject must call `beginTurn` before each turn (the provider serves
+   * that turn's replies) and should honour the rest as far as its declared `features` say.
+   */
   hooks?: SubjectHooks
 }
 
 /** How one turn ended. */
 export interface SubjectTurnOutcome {
+  /** 1-based turn number (the log's `turn/start` turn). */
   turn: number
+  /** The reason of its `turn/end`. */
   reason: TurnEndReason
 }
 
@@ -71,8 +98,55 @@ export interface SubjectSessionResult {
   startedAfterTurn: number
 }
 
-/** A subject: one session per call, deterministic for a given scenario, transcript and seed. */
+/**
+ * What a subject can do beyond running plain turns. A scenario that needs a feature the subject does not
+ * declare is reported `skipped` with the reason (`subjects/features.ts` derives the needs of a scenario):
+ *
+ * - `manualCompaction` — runs `manual: compactNow` actions (§3.7) after their turn.
+ * - `explicitRegion` — runs `manual: compactRegion` actions (§3.8) before their step; reports `explicitRegionStarts`.
+ * - `imageOffload` — [seed-only] image offload (§6): `image/offload` on IMAGE_OFFLOAD_REQUIRED (FAULT-12…15, 29, 30).
+ * - `summaryError` — [seed-only] logs `compaction/summary-error` for a failed summary (§1.4.16).
+ * - `seriesHeaders` — [seed-only] `request/header` reason `series` / `startsSeries` (§10.3), when a scenario expects them.
+ * - `abort` — honours the turn's abort signal from `hooks.beginTurn` (FAULT-10, FAULT-22).
+ * - `timeouts` — passes `hooks.adapterTimeout()` to each provider call (FAULT-21).
+ * - `routeSwitch` — applies `TurnControl.setModel` (FAULT-44).
+ * - `middleware` — installs `hooks.middleware` on its runtime (FAULT-17, FAULT-32).
+ * - `unroutableSummarizer` — honours `hooks.unroutableSummarizer` (FAULT-31).
+ * - `crash` — supports `resume` and `onDurable` as the store's hook, so it can run in the crash child (§13.4).
+ * - `directApi` — honours `hooks.directApi`: dispatches without `request/header` logging (FAULT-09).
+ * - `appendFaults` — routes its engine's bracket appends through `hooks.rejectAppend` (FAULT-60…63, and FAULT-11's live lock).
+ */
+export const SUBJECT_FEATURES = [
+  'manualCompaction', 'explicitRegion', 'imageOffload', 'summaryError', 'seriesHeaders',
+  'abort', 'timeouts', 'routeSwitch', 'middleware', 'unroutableSummarizer', 'crash', 'directApi', 'appendFaults',
+] as const
+
+/** One feature of `SUBJECT_FEATURES`. */
+export type SubjectFeature = (typeof SUBJECT_FEATURES)[number]
+
+/**
+ * A subject: one session per `runSession` call, deterministic for a given scenario, transcript and seed
+ * (no wall clock, no unseeded randomness: the same inputs must give a byte-identical log).
+ */
 export interface Subject {
+  /** Short name shown in reports (`subject` of each scenario), e.g. `reference` or `my-backend`. */
   readonly name: string
+  /**
+   * What the subject can do (see `SUBJECT_FEATURES`); scenarios needing anything else are skipped with the
+   * reason. Absent = every feature (the reference subject's case).
+   */
+  readonly features?: readonly SubjectFeature[]
+  /** Log dialect the subject writes and the checker reads it with (§14.1). Absent = `seed`. */
+  readonly dialect?: Dialect
+  /**
+   * Why this subject cannot run `scenario` (it is then `skipped` with this reason, checked before `features`),
+   * or null. The `dsh` subject names the §14 rule (D-nn) of the missing release feature.
+   */
+  skipReason?(scenario: ResolvedScenario): string | null
+  /**
+   * Runs (or, with `resume`, continues) one session and resolves once every event is durable in
+   * `options.logPath`. Provider failures must end turns, not reject; reject only for bugs or I/O errors
+   * (the runner reports those as internal errors).
+   */
   runSession(options: SubjectSessionOptions): Promise<SubjectSessionResult>
 }

@@ -2,7 +2,8 @@
  * The crash child (§13.4): run by `runCrashingSession` as `node --import tsx crash-child.ts <job JSON>`.
  * It loads and resolves the scenario, builds its transcript and provider world, mounts the mock provider
  * in-process with msw, and runs the reference subject with `onDurable` wired to the crash ack channel, so
- * the parent can SIGKILL it right after the crash-point event is fsync'ed. Exit codes if it is not killed:
+ * the parent can SIGKILL it right after the crash-point event is fsync'ed, and `onRequest` wired to the job's
+ * capture file (when given), so the killed session's requests reach the run's capture. Exit codes if it is not killed:
  * 0 the session finished before the crash point, 2 the scenario is invalid, 3 anything else.
  */
 import { createWorld } from '../run/world.ts'
@@ -13,7 +14,7 @@ import { loadScenario } from '../scenario/load.ts'
 import { resolveScenario } from '../scenario/resolve.ts'
 import { runReferenceSession } from '../subjects/reference.ts'
 import { CLOCK_ORIGIN_MS } from './clock.ts'
-import { crashAckChannel, parseCrashJob } from './crash.ts'
+import { childCaptureWriter, crashAckChannel, parseCrashJob } from './crash.ts'
 
 /** Where the child mounts the mock provider; msw intercepts it, so it never resolves on the network. */
 export const CRASH_CHILD_BASE_URL = 'http://crash-child.mock.sim.test/v1'
@@ -26,10 +27,11 @@ async function main(): Promise<void> {
   const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
   const mount = mountMsw(world.provider, CRASH_CHILD_BASE_URL)
   const channel = crashAckChannel(job)
+  const onRequest = childCaptureWriter(job)
   try {
     await runReferenceSession({
       scenario, transcript, logPath: job.logPath, baseUrl: mount.baseURL, seed: job.seed, resume: job.resume, onDurable: channel.ack,
-      hooks: world.hooks,
+      hooks: world.hooks, ...(onRequest === undefined ? {} : { onRequest }),
     })
   } finally {
     mount.close()

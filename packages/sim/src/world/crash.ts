@@ -13,11 +13,22 @@
  * one append per write. Acking from `store.append(...).then(…)` is too late: by then group commit may have
  * written later events, so the log would not end at the crash point. The hook passes the whole event, which
  * `isCheckpointEvent` needs for the `checkpoint` crash point.
+ *
+ * Request capture (§1.1): with `capturePath`, the child appends one JSON line `{ logLength, request }` per
+ * capture update — each request at dispatch and again when it finishes — synchronously. The store acknowledges
+ * events after their fsync while the session runs on in memory, so a child can dispatch (and even finish)
+ * requests from log state past the crash point, which the crash truncates away, and whether a write lands
+ * before the block at the crash point is a race. `readChildCapture` therefore keeps exactly the updates
+ * written while the log was shorter than the crash-point event's seq + 1 — those provably precede the crash
+ * event's append, hence the block — and the last such update per request: a request whose finish came later
+ * keeps its dispatch line (outcome `aborted`, `TRANSPORT`: its outcome never became durable). Deterministic.
  */
 import { spawn } from 'node:child_process'
-import { writeSync } from 'node:fs'
+import { appendFileSync, writeSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { CapturedRequest } from '@compaction-sim/core'
 
 /** Where to crash: after the `occurrence`-th durable event of type `afterEvent` (a §1.4 type, or `checkpoint`). */
 export interface CrashPoint {
@@ -44,6 +55,8 @@ export interface CrashJob {
   resume: boolean
   /** How long the child waits to be killed after acknowledging the crash point before it gives up (exit 3). */
   blockMs: number
+  /** Where the child appends its request-capture lines (absent = the child captures nothing). */
+  capturePath?: string
 }
 
 /** Options of `runCrashingSession`. */
@@ -63,6 +76,10 @@ export interface CrashingSessionOptions {
   timeoutMs?: number
   /** Absolute path of the child entry module (default `crash-child.ts` next to this file). */
   childEntry?: string
+  /** Extra arguments after the job JSON (e.g. the user subject module of `subjects/module-crash-child.ts`). */
+  childArgs?: readonly string[]
+  /** A file the child appends its request-capture lines to (read it with `readChildCapture`); created by the child. */
+  capturePath?: string
 }
 
 /** What happened to the child. `durableAcked` lists every acknowledged event in order. */
@@ -135,6 +152,7 @@ export function parseCrashJob(text: string | undefined): CrashJob {
   if (typeof job.seed !== 'number' || !Number.isInteger(job.seed) || job.seed < 0) fail('seed', 'a uint32')
   if (typeof job.blockMs !== 'number' || job.blockMs <= 0) fail('blockMs', 'a positive number')
   if (typeof job.resume !== 'boolean') fail('resume', 'a boolean')
+  if (job.capturePath !== undefined && typeof job.capturePath !== 'string') fail('capturePath', 'a path when present')
   const point = job.crashPoint
   if (typeof point !== 'object' || point === null || typeof point.afterEvent !== 'string' || typeof point.occurrence !== 'number') {
     fail('crashPoint', '{ afterEvent: string, occurrence: number }')
@@ -161,6 +179,56 @@ export function crashAckChannel(job: CrashJob): { ack: (event: { seq: number; ty
       process.exit(3)
     },
   }
+}
+
+/**
+ * The child's capture writer: `onRequest` for the subject, appending each capture update as one JSON line,
+ * synchronously (so it is on disk before the child can block at the crash point). Without `capturePath`, undefined.
+ */
+export function childCaptureWriter(job: CrashJob): ((request: CapturedRequest, logLength: number) => void) | undefined {
+  const path = job.capturePath
+  if (path === undefined) return undefined
+  return (request, logLength) => { appendFileSync(path, `${JSON.stringify({ logLength, request })}\n`) }
+}
+
+/** Longest child capture file read back, in bytes (a bound on what a misbehaving child can make the parent load). */
+export const CHILD_CAPTURE_BYTES_MAX = 256 * 1024 * 1024
+
+/**
+ * The crashed child's requests from its capture file, in index order (module doc): only updates written while
+ * the log had fewer than `durableEvents` events (the crash-point seq + 1; null = the child was not killed, keep
+ * all), the last one per request. A missing file means no request was dispatched. Throws naming `path:line`
+ * for a line that is not a capture update (a process boundary).
+ */
+export async function readChildCapture(path: string, durableEvents: number | null): Promise<CapturedRequest[]> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return []
+    throw err
+  }
+  if (text.length > CHILD_CAPTURE_BYTES_MAX) throw new Error(`${path}: the child capture exceeds ${CHILD_CAPTURE_BYTES_MAX} bytes`)
+  const byIndex = new Map<number, CapturedRequest>()
+  text.split('\n').forEach((line, i) => {
+    if (line === '') return
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch {
+      value = null // reported below with the line number
+    }
+    const update = value as { logLength?: unknown; request?: Partial<CapturedRequest> } | null
+    const request = update?.request
+    const logLength = update?.logLength
+    if (typeof logLength !== 'number' || typeof request !== 'object' || request === null
+      || !Number.isInteger(request.index) || !Array.isArray(request.messages)) {
+      throw new Error(`${path}:${i + 1}: expected a capture update {"logLength": n, "request": <captured request, §1.1>}`)
+    }
+    if (durableEvents !== null && logLength >= durableEvents) return
+    byIndex.set(request.index as number, request as CapturedRequest)
+  })
+  return [...byIndex.keys()].sort((a, b) => a - b).map((index) => byIndex.get(index) as CapturedRequest)
 }
 
 /** The tsx ESM loader, resolved from this package so a clean clone after `pnpm install` finds it. */
@@ -197,10 +265,11 @@ export function runCrashingSession(options: CrashingSessionOptions): Promise<Cra
     crashPoint: options.crashPoint,
     resume: options.resume ?? false,
     blockMs: timeoutMs,
+    ...(options.capturePath === undefined ? {} : { capturePath: options.capturePath }),
   }
   const matcher = new CrashPointMatcher(options.crashPoint)
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoaderUrl(), entry, JSON.stringify(job)], {
+    const child = spawn(process.execPath, ['--import', tsxLoaderUrl(), entry, JSON.stringify(job), ...(options.childArgs ?? [])], {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
     })
     const acks: Array<{ seq: number; type: string }> = []

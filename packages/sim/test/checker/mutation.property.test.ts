@@ -4,7 +4,7 @@
  * boundary is measured but not bounded: a prefix of a valid log is usually itself valid (only a cut inside a
  * bracket or between a metering event and its replacement breaks a promise), so it is reported, not asserted.
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { appendixBEvents, fixturePath, validConformanceLogs } from '@compaction-sim/fixtures'
 import type { Dialect, RunManifest } from '@compaction-sim/core'
@@ -28,7 +28,10 @@ function bases(): Base[] {
   }
   for (const f of files) {
     const events = readFileSync(join(dir, f), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Ev).filter((e) => 'seq' in e)
-    out.push({ name: f, dialect: 'dsh-0.1.0-rc.8', events, manifest: null })
+    // The recorder writes each log's run manifest (§1.1) next to it; a custom policy is only valid against it.
+    const manifestPath = join(dir, f.replace(/\.jsonl$/, '.manifest.json'))
+    const manifest = existsSync(manifestPath) ? JSON.parse(readFileSync(manifestPath, 'utf8')) as RunManifest : null
+    out.push({ name: f, dialect: 'dsh-0.1.0-rc.8', events, manifest })
   }
   return out
 }

@@ -67,7 +67,7 @@ export function provider(wire: MockWire, outcomes: PlannedOutcome[], extra: Part
 }
 
 /** An adapter for `wire` under `baseURL`. */
-export function adapter(wire: MockWire, baseURL: string, extra: Partial<OpenAiAdapterOptions> = {}): OpenAiCompatibleAdapter {
+export function adapter(wire: Exclude<MockWire, 'anthropic'>, baseURL: string, extra: Partial<OpenAiAdapterOptions> = {}): OpenAiCompatibleAdapter {
   return new OpenAiCompatibleAdapter({ wire, baseURL, apiKey: 'sk-test-secret', ...extra })
 }
 

@@ -50,13 +50,16 @@ describe('fault realisation', () => {
     },
   })
 
-  it('simulates every kind of §13.1, §13.2 and §13.4 (FAULT-09 and FAULT-11 are skipped with a reason)', () => {
+  it('simulates every kind of §13.1, §13.2 and §13.4, and the append faults FAULT-60…63 as subject hooks', () => {
     const kinds = FAULT_KINDS.filter((k) => Number(k.slice(6)) <= 33 || (Number(k.slice(6)) >= 50 && Number(k.slice(6)) <= 57))
     const byKind = Object.fromEntries(kinds.map((k) => [k, realise(fault(k)).kind]))
     expect(Object.entries(byKind).filter(([, r]) => r === 'refused')).toEqual([])
-    expect(Object.entries(byKind).filter(([, r]) => r === 'unsupported').map(([k]) => k)).toEqual(['FAULT-09', 'FAULT-11'])
+    // FAULT-09's overflow and FAULT-11's are provider rejections; direct API use and the live lock come from hooks.
+    expect([byKind['FAULT-09'], byKind['FAULT-11']]).toEqual(['request', 'request'])
     expect(realise(fault('FAULT-23'))).toEqual({ kind: 'request', params: { reply: 'max-tokens' } })
     expect(realise(fault('FAULT-50')).kind).toBe('crash')
+    expect((['FAULT-60', 'FAULT-61', 'FAULT-62', 'FAULT-63', 'FAULT-66'] as const).map((k) => realise(fault(k)).kind))
+      .toEqual(['hook', 'hook', 'hook', 'hook', 'refused'])
   })
 
   it('translates a request fault into the mock vocabulary with its delivery timing', () => {

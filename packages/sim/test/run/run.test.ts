@@ -68,6 +68,7 @@ describe('sim run', () => {
     expect(run.exitCode).toBe(1)
     const replays = run.stderr.split('\n').filter((l) => l.startsWith('Replay: '))
     expect(replays).toEqual([`Replay: pnpm sim run ${file} --seed 77`])
+    expect(run.stdout).not.toContain('Replay:') // exactly one per failure on a terminal: stderr's
     // Execute the replay (`pnpm sim` is `main`): the same expectation fails again.
     const argv = (replays[0] ?? '').slice('Replay: pnpm sim '.length).split(' ')
     const again = await runSim([...argv, '--out-dir', join(tmp.dir, 'replayed'), '--reporter', 'json'])
@@ -82,7 +83,7 @@ describe('sim run', () => {
     await writeFile(file, text.replace('wire: openai', 'wire: grpc'))
     const run = await runSim(['run', file, '--out-dir', join(tmp.dir, 'invalid')])
     expect(run.exitCode).toBe(2)
-    expect(run.stderr).toContain(`error: ${file}:12:9: /provider/wire must be one of "openai", "deepseek" (got "grpc")`)
+    expect(run.stderr).toContain(`error: ${file}:12:9: /provider/wire must be one of "openai", "deepseek", "anthropic" (got "grpc")`)
   })
 
   it('FAULT-50: a child is SIGKILLed after compaction/start; the restored log passes the checker, no acked event lost', async () => {
@@ -103,6 +104,34 @@ describe('sim run', () => {
     const after = manifest.crashes.map((c) => (JSON.parse(lines[c.afterSeq] ?? '{}') as { type?: string }).type)
     const next = manifest.crashes.map((c) => (JSON.parse(lines[c.afterSeq + 1] ?? '{}') as { type?: string }).type)
     expect([after, next]).toEqual([['compaction/start'], ['turn/end']]) // the repair closer follows the crash point
+    // The capture holds the killed child's requests: one per turn, all dispatched before the crash point (the
+    // restored session has no turn left to run).
+    type Captured = { index: number; logRevisionAtDispatch: number; purpose: string }
+    const requestsPath = join(tmp.dir, 'crash', s?.artifacts?.requests ?? '')
+    const captured = (await readFile(requestsPath, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Captured)
+    const crashSeq = manifest.crashes[0]?.afterSeq ?? -1
+    const expected = [0, 1, 2, 3].map((i) => [i, 'conversation', true])
+    expect(captured.map((r) => [r.index, r.purpose, r.logRevisionAtDispatch < crashSeq])).toEqual(expected)
+    const check = await runSim(['check', join(tmp.dir, 'crash', s?.artifacts?.log ?? ''), '--requests', requestsPath])
+    expect([check.exitCode, check.stdout.includes('no violations')]).toEqual([0, true])
+    expect(check.stdout).not.toContain('not evaluated: INV-43')
+  })
+
+  it('FAULT-09 and FAULT-11 really run: no header and no compaction; busy before pruning under a FAULT-60 orphan', async () => {
+    const faults = join(REPO_ROOT, 'scenarios/faults')
+    const names = ['fault-09-overflow-without-request-header.yaml', 'fault-11-overflow-while-lock-live.yaml']
+    const files = names.map((f) => join(faults, f))
+    const out = join(tmp.dir, 'f09-f11')
+    const run = await runSim(['run', ...files, '--out-dir', out, '--reporter', 'json'])
+    expect(run.exitCode).toBe(0)
+    const [f09, f11] = (JSON.parse(run.stdout) as RunReport).scenarios
+    expect([f09?.status, f11?.status]).toEqual(['passed', 'passed'])
+    const log09 = await readFile(join(out, f09?.artifacts?.log ?? ''), 'utf8')
+    expect([log09.includes('"type":"request/header"'), log09.includes('"type":"compaction/start"')]).toEqual([false, false])
+    expect(f11?.faults).toEqual([{ id: 'orphan', kind: 'FAULT-60', fired: 1 }, { id: 'overflow', kind: 'FAULT-11', fired: 1 }])
+    const busy = /^overflow compaction failed: busy: compaction \S+ \(started at seq \d+\) is still open; preserving/
+    expect(f11?.warnings?.at(-1)).toMatch(busy)
+    expect(f11?.violations).toEqual([])
   })
 
   it('refuses a bad --seed and an unmatched glob with exit 2', async () => {

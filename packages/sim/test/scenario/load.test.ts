@@ -112,7 +112,7 @@ describe('each error class names file:line:column', () => {
   })
 
   it('enum violation', () => {
-    expect(errorOf(MINIMAL.replace('wire: openai', 'wire: anthropic')).message).toMatchInlineSnapshot(`"scenarios/x.yaml:4:9: /provider/wire must be one of "openai", "deepseek" (got "anthropic")"`)
+    expect(errorOf(MINIMAL.replace('wire: openai', 'wire: gemini')).message).toMatchInlineSnapshot(`"scenarios/x.yaml:4:9: /provider/wire must be one of "openai", "deepseek", "anthropic" (got "gemini")"`)
   })
 
   it('bad fault id', () => {

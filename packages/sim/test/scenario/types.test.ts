@@ -13,7 +13,8 @@ import type {
   FaultDelivery, FaultKind, FaultParams, FaultWhen, FinalPressureExpectation, GenerateConfig, GeneratedTranscriptConfig,
   InlineImageBlock, InlineReasoningBlock, InlineReply, InlineReplyBlock, InlineReplyObject, InlineResultBlock, InlineStep, InlineTextBlock,
   InlineTokenUsage, InlineTool, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
-  InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderConfig, PrunerConfig, RecordedTranscriptConfig, Scenario,
+  InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
+  PrunerConfig, RecordedTranscriptConfig, Scenario,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
 } from '../../src/scenario/types.ts'
 
@@ -47,7 +48,13 @@ const turn: InlineTurn = { user: [text, imageBlock], steps: [step, { reply: 'don
 const tool: InlineTool = { name: 'read_file', description: 'Read a file.', parameters: { type: 'object' } }
 const inline: InlineTranscript = { systemPrompt: 'be brief', tools: [tool], facts: ['a fact'], turns: [turn] }
 const generate: GenerateConfig = { generator: 'coding-session', turns: 5, params: { hugeOutputs: true } }
-const provider: ProviderConfig = { wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85 }
+const providerCache: ProviderCacheConfig = {
+  contract: 'anthropic', deviation: 'half-cached', ttlMs: null, granularityTokens: 1, retention: 'long', breakpoints: [0, 3],
+  price: 'anthropic/claude-sonnet-4', minimumCacheableTokens: 512,
+}
+const provider: ProviderConfig = {
+  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85, cache: providerCache,
+}
 const modelPolicy: ModelPolicyConfig = {
   provider: 'ds', model: 'deepseek-chat', thresholdRatio: 0.7, retainRatio: 0.1, retainTokens: 100, summarizationProvider: 'ds',
   summarizationModel: 'deepseek-chat', maxTokens: 1000, compactionRetries: 2, maxOverflowRetries: 0,
@@ -90,6 +97,7 @@ const examples: Record<string, readonly unknown[]> = {
   Subject: ['reference'] satisfies SubjectName[],
   Dialect: ['seed', 'dsh-0.1.0-rc.8'],
   Provider: [provider, { wire: 'openai', model: 'gpt' }] satisfies ProviderConfig[],
+  ProviderCache: [providerCache, {}, { contract: 'openai', ttlMs: 86_400_000 }] satisfies ProviderCacheConfig[],
   Policy: [policy, {}] satisfies BasicCompactionConfig[],
   ModelPolicy: [modelPolicy],
   Pruner: [true, false, prunerConfig, {}] satisfies PrunerConfig[],
@@ -137,7 +145,13 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     name: true, description: true, seed: true, subject: true, dialect: true, provider: true, policy: true, pruner: true,
     transcript: true, faults: true, manual: true, expect: true,
   }) },
-  Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({ wire: true, name: true, model: true, contextWindow: true, imageTokens: true }) },
+  Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({
+    wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true,
+  }) },
+  ProviderCache: { pointer: 'ProviderCache', keys: keysOf<ProviderCacheConfig>({
+    contract: true, deviation: true, ttlMs: true, granularityTokens: true, retention: true, breakpoints: true, price: true,
+    minimumCacheableTokens: true,
+  }) },
   Policy: { pointer: 'Policy', keys: keysOf<PolicyConfig>({
     thresholdRatio: true, retainRatio: true, retainTokens: true, summarizationProvider: true, summarizationModel: true, maxTokens: true,
     compactionRetries: true, maxOverflowRetries: true, modelPolicies: true, auto: true,
@@ -196,8 +210,17 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
 
 /** Literal unions declared only in TypeScript → the enum they must equal (pointer below #/definitions). */
 const unions: Array<{ pointer: string; members: string[] }> = [
-  { pointer: 'Subject', members: membersOf<SubjectName>({ reference: true }) },
-  { pointer: 'Provider/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true }) },
+  { pointer: 'Subject', members: membersOf<SubjectName>({ reference: true, dsh: true }) },
+  { pointer: 'Provider/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true, anthropic: true }) },
+  { pointer: 'ProviderCache/properties/contract', members: membersOf<NonNullable<ProviderCacheConfig['contract']>>({
+    protocol: true, openai: true, anthropic: true, deepseek: true,
+  }) },
+  { pointer: 'ProviderCache/properties/deviation', members: membersOf<NonNullable<ProviderCacheConfig['deviation']>>({
+    none: true, 'none-cached': true, 'half-cached': true,
+  }) },
+  { pointer: 'ProviderCache/properties/retention', members: membersOf<NonNullable<ProviderCacheConfig['retention']>>({
+    short: true, long: true,
+  }) },
   { pointer: 'TurnOutcomeKind', members: membersOf<TurnOutcomeKind>({
     completed: true, blocked: true, 'max-tokens': true, aborted: true, error: true, interrupted: true,
   }) },

@@ -1,0 +1,70 @@
+/**
+ * Which `SubjectFeature`s a scenario needs (the feature list is in `types.ts`), derived from what the
+ * scenario exercises: its faults, its manual actions and what its `expect` block looks for. A subject that
+ * lacks one gets the scenario `skipped` with a reason naming the feature and what needed it. Pure.
+ */
+import type { FaultKind } from '../scenario/types.ts'
+import type { ResolvedScenario } from '../scenario/resolve.ts'
+import { SUBJECT_FEATURES, type Subject, type SubjectFeature } from './types.ts'
+
+/** One need: the feature and what in the scenario needs it (shown in skip reasons). */
+export interface FeatureNeed {
+  readonly feature: SubjectFeature
+  readonly because: string
+}
+
+/** Faults that need a feature beyond plain turns, and which one. */
+const FAULT_FEATURES: Partial<Record<FaultKind, SubjectFeature>> = {
+  'FAULT-10': 'abort', 'FAULT-22': 'abort',
+  'FAULT-12': 'imageOffload', 'FAULT-13': 'imageOffload', 'FAULT-14': 'imageOffload', 'FAULT-15': 'imageOffload',
+  'FAULT-29': 'imageOffload', 'FAULT-30': 'imageOffload',
+  'FAULT-17': 'middleware', 'FAULT-32': 'middleware',
+  'FAULT-21': 'timeouts',
+  'FAULT-31': 'unroutableSummarizer',
+  'FAULT-44': 'routeSwitch',
+  'FAULT-09': 'directApi',
+  'FAULT-60': 'appendFaults', 'FAULT-61': 'appendFaults', 'FAULT-62': 'appendFaults', 'FAULT-63': 'appendFaults',
+}
+
+/** Every feature `scenario` needs, in `SUBJECT_FEATURES` order, each with its first reason. */
+export function requiredFeatures(scenario: ResolvedScenario): FeatureNeed[] {
+  const needs = new Map<SubjectFeature, string>()
+  const need = (feature: SubjectFeature, because: string): void => {
+    if (!needs.has(feature)) needs.set(feature, because)
+  }
+  for (const fault of scenario.faults) {
+    if (fault.target === 'crash') need('crash', `${fault.kind} is a crash fault (§13.4)`)
+    const feature = FAULT_FEATURES[fault.kind]
+    if (feature !== undefined) need(feature, `fault ${fault.kind}`)
+  }
+  for (const action of scenario.manual) {
+    if (action.kind === 'compactNow') need('manualCompaction', `manual compactNow after turn ${action.afterTurn} (§3.7)`)
+    else need('explicitRegion', `manual compactRegion in turn ${action.turn} (§3.8)`)
+  }
+  const { counts, events } = scenario.expect
+  if ((counts.offloads?.min ?? 0) > 0) need('imageOffload', 'expect.counts.offloads > 0')
+  if ((counts.summaryErrors?.min ?? 0) > 0) need('summaryError', 'expect.counts.summaryErrors > 0')
+  events.forEach((pattern, i) => {
+    if (pattern.type === 'image/offload') need('imageOffload', `expect.events[${i}] is image/offload`)
+    if (pattern.type === 'compaction/summary-error') need('summaryError', `expect.events[${i}] is compaction/summary-error`)
+    const data = pattern.data
+    if (pattern.type === 'request/header' && data !== null && (data['reason'] === 'series' || 'startsSeries' in data)) {
+      need('seriesHeaders', `expect.events[${i}] is a series request/header (§10.3)`)
+    }
+  })
+  return SUBJECT_FEATURES.filter((f) => needs.has(f)).map((feature) => ({ feature, because: needs.get(feature) ?? '' }))
+}
+
+/** The features `subject` declares (absent = all). */
+export function declaredFeatures(subject: Subject): ReadonlySet<SubjectFeature> {
+  return new Set(subject.features ?? SUBJECT_FEATURES)
+}
+
+/** Why `subject` cannot run `scenario` for lack of a feature, or null when it declares every one needed. */
+export function missingFeatureReason(scenario: ResolvedScenario, subject: Subject): string | null {
+  const declared = declaredFeatures(subject)
+  const missing = requiredFeatures(scenario).filter((n) => !declared.has(n.feature))
+  if (missing.length === 0) return null
+  const list = missing.map((n) => `${n.feature} (${n.because})`).join(', ')
+  return `subject ${subject.name} does not declare the feature(s) this scenario needs: ${list}`
+}

@@ -1,0 +1,241 @@
+/**
+ * The policy grid of `sim sweep` (issue #10): read from a YAML file (every error is `file:line:column` and
+ * exits 2) or from inline flags (`--threshold 0.6:0.9:0.1`), expanded into cells in a fixed order (window,
+ * pruner on before off, threshold, retain), each checked against §3.2/§3.3 by the core's own resolvers, so an
+ * invalid combination is skipped with the rule it breaks instead of silently dropped.
+ */
+import { readFile } from 'node:fs/promises'
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml'
+import {
+  CompactionConfigError, TargetPressureConfigError, resolveCompactSpec, resolveCompactionConfig, resolveTargetPolicy,
+} from '@compaction-sim/core'
+import { UsageError } from '../cli/exit-codes.ts'
+import type { SweepGrid, SweepPolicy } from './types.ts'
+
+/** Default of `compactionsPerTurnMax`: a recommended policy compacts at most once every two turns. */
+export const COMPACTIONS_PER_TURN_MAX_DEFAULT = 0.5
+
+/** Upper bound on grid cells (every loop has a bound). */
+export const GRID_CELLS_MAX = 10_000
+
+/** Upper bound on the values one `a:b:step` range expands to. */
+const RANGE_VALUES_MAX = 1000
+
+/** The keys a grid file may hold. */
+const GRID_KEYS = ['thresholdRatio', 'retainRatio', 'pruner', 'contextWindow', 'seeds', 'compactionsPerTurnMax'] as const
+
+/** A grid cell before it runs: its position, id, policy and — when invalid — the §3.2 reason. */
+export interface GridCell {
+  index: number
+  id: string
+  policy: SweepPolicy
+  /** Null for a valid cell. */
+  invalidReason: string | null
+}
+
+/** `value` rounded to 6 decimals (a range's steps must not drift: 0.6 + 3 × 0.1 is 0.9, not 0.8999999999999999). */
+function round6(value: number): number {
+  return Math.round(value * 1e6) / 1e6
+}
+
+/**
+ * Expands `a:b:step` (inclusive, ascending) or a comma list into numbers; throws `Error` with the reason
+ * (callers add where it came from).
+ */
+export function parseNumberList(text: string): number[] {
+  const range = /^\s*([^:]+):([^:]+):([^:]+)\s*$/.exec(text)
+  if (range !== null) {
+    const [from, to, step] = [Number(range[1]), Number(range[2]), Number(range[3])]
+    if (![from, to, step].every(Number.isFinite) || step <= 0 || to < from) {
+      throw new Error(`expected a range from:to:step with from ≤ to and step > 0, got ${JSON.stringify(text)}`)
+    }
+    const count = Math.round((to - from) / step)
+    if (count + 1 > RANGE_VALUES_MAX) throw new Error(`range ${JSON.stringify(text)} expands to more than ${RANGE_VALUES_MAX} values`)
+    const values: number[] = []
+    for (let i = 0; i <= count; i++) values.push(round6(from + i * step))
+    return values
+  }
+  const values = text.split(',').map((part) => part.trim())
+  const numbers = values.map(Number)
+  if (values.some((v) => v === '') || numbers.some((n) => !Number.isFinite(n))) {
+    throw new Error(`expected numbers separated by commas or a range from:to:step, got ${JSON.stringify(text)}`)
+  }
+  return numbers
+}
+
+/** Parses `on,off` (also true/false, 1/0) into booleans; throws `Error` with the reason. */
+export function parsePrunerList(text: string): boolean[] {
+  return text.split(',').map((part) => {
+    const v = part.trim().toLowerCase()
+    if (v === 'on' || v === 'true' || v === '1') return true
+    if (v === 'off' || v === 'false' || v === '0') return false
+    throw new Error(`expected on or off, got ${JSON.stringify(part.trim())}`)
+  })
+}
+
+/** Sorted, de-duplicated copy (grid axes are ascending so cell order does not depend on how they were written). */
+function axis(values: readonly number[]): number[] {
+  return [...new Set(values)].sort((a, b) => a - b)
+}
+
+/** Inline axes of `sim sweep` (each a comma list or a range); missing axes take the defaults named in the README. */
+export interface GridFlags {
+  threshold?: string
+  retain?: string
+  pruner?: string
+  window?: string
+  seeds?: string
+}
+
+/** The grid of inline flags; throws `UsageError` naming the flag. */
+export function gridFromFlags(flags: GridFlags): SweepGrid {
+  const numbers = (flag: string, text: string | undefined, fallback: number[]): number[] => {
+    if (text === undefined) return fallback
+    try {
+      return parseNumberList(text)
+    } catch (err) {
+      throw new UsageError(`--${flag}: ${(err as Error).message}`)
+    }
+  }
+  let pruner = [true, false]
+  if (flags.pruner !== undefined) {
+    try {
+      pruner = parsePrunerList(flags.pruner)
+    } catch (err) {
+      throw new UsageError(`--pruner: ${(err as Error).message}`)
+    }
+  }
+  return checkedGrid({
+    thresholdRatio: axis(numbers('threshold', flags.threshold, [0.8])),
+    retainRatio: axis(numbers('retain', flags.retain, [0.16])),
+    pruner: orderedPruner(pruner),
+    contextWindow: axis(numbers('window', flags.window, [8000])),
+    seeds: axis(numbers('seeds', flags.seeds, [])),
+    compactionsPerTurnMax: COMPACTIONS_PER_TURN_MAX_DEFAULT,
+  }, (key) => `--${key}`)
+}
+
+/** Pruner axis in the fixed order on, off. */
+function orderedPruner(values: readonly boolean[]): boolean[] {
+  return [true, false].filter((v) => values.includes(v))
+}
+
+/** Reads and validates a grid file; every problem is a `UsageError` `file:line:column: reason` (exit 2). */
+export async function loadGridFile(path: string): Promise<SweepGrid> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (err) {
+    throw new UsageError(`${path}: cannot read the grid file (${(err as NodeJS.ErrnoException).code ?? String(err)})`)
+  }
+  return parseGrid(text, path)
+}
+
+/** Parses grid YAML `text` (named `file` in errors). */
+export function parseGrid(text: string, file: string): SweepGrid {
+  const lines = new LineCounter()
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false })
+  const at = (offset: number): string => {
+    const pos = lines.linePos(offset)
+    return `${file}:${pos.line}:${pos.col}`
+  }
+  const first = doc.errors[0]
+  if (first !== undefined) throw new UsageError(`${at(first.pos[0])}: invalid YAML: ${first.message.split('\n')[0] ?? ''}`)
+  const root = doc.contents
+  if (!isMap(root)) throw new UsageError(`${at(root?.range?.[0] ?? 0)}: expected a mapping with keys ${GRID_KEYS.join(', ')}`)
+  const raw: Partial<Record<(typeof GRID_KEYS)[number], unknown>> = {}
+  const where = new Map<string, string>()
+  for (const pair of root.items) {
+    const keyNode = pair.key as Node | null
+    const key = isScalar(keyNode) ? String(keyNode.value) : ''
+    const keyAt = at(keyNode?.range?.[0] ?? 0)
+    if (!(GRID_KEYS as readonly string[]).includes(key)) {
+      throw new UsageError(`${keyAt}: unknown key ${JSON.stringify(key)}; expected one of ${GRID_KEYS.join(', ')}`)
+    }
+    const valueNode = pair.value as Node | null
+    const valueAt = at(valueNode?.range?.[0] ?? keyNode?.range?.[1] ?? 0)
+    where.set(key, valueAt)
+    raw[key as (typeof GRID_KEYS)[number]] = gridValue(key, valueNode, at)
+  }
+  const get = <T>(key: (typeof GRID_KEYS)[number], fallback: T): T => (raw[key] === undefined ? fallback : raw[key] as T)
+  const perTurn = get<number[]>('compactionsPerTurnMax', [COMPACTIONS_PER_TURN_MAX_DEFAULT])
+  if (perTurn.length !== 1) throw new UsageError(`${where.get('compactionsPerTurnMax') ?? file}: expected one number`)
+  return checkedGrid({
+    thresholdRatio: axis(get('thresholdRatio', [0.8])),
+    retainRatio: axis(get('retainRatio', [0.16])),
+    pruner: orderedPruner(get('pruner', [true, false])),
+    contextWindow: axis(get('contextWindow', [8000])),
+    seeds: axis(get('seeds', [])),
+    compactionsPerTurnMax: perTurn[0] ?? COMPACTIONS_PER_TURN_MAX_DEFAULT,
+  }, (key) => where.get(key) ?? file)
+}
+
+/** One grid value: a list, a scalar or a range string, as numbers (or booleans for `pruner`). */
+function gridValue(key: string, node: Node | null, at: (offset: number) => string): number[] | boolean[] {
+  const items: Node[] = isSeq(node) ? node.items as Node[] : node === null ? [] : [node]
+  const out: Array<number | boolean> = []
+  for (const item of items) {
+    const where = at(item.range?.[0] ?? 0)
+    if (!isScalar(item)) throw new UsageError(`${where}: ${key}: expected a number, a list or a range from:to:step`)
+    const value = item.value
+    try {
+      if (key === 'pruner') out.push(...(typeof value === 'boolean' ? [value] : parsePrunerList(String(value))))
+      else if (typeof value === 'number') out.push(value)
+      else out.push(...parseNumberList(String(value)))
+    } catch (err) {
+      throw new UsageError(`${where}: ${key}: ${(err as Error).message}`)
+    }
+  }
+  if (out.length === 0) throw new UsageError(`${node === null ? at(0) : at(node.range?.[0] ?? 0)}: ${key}: expected at least one value`)
+  return out as number[] | boolean[]
+}
+
+/** Checks value domains (where = location of a key for the message); returns the grid. */
+function checkedGrid(grid: SweepGrid, where: (key: string) => string): SweepGrid {
+  const bad = (key: string, reason: string): never => {
+    throw new UsageError(`${where(key)}: ${key}: ${reason}`)
+  }
+  for (const v of grid.thresholdRatio) if (!(v > 0 && v <= 1)) bad('thresholdRatio', `expected ratios in (0, 1], got ${v}`)
+  for (const v of grid.retainRatio) if (!(v > 0 && v < 1)) bad('retainRatio', `expected ratios in (0, 1), got ${v}`)
+  for (const v of grid.contextWindow) if (!Number.isSafeInteger(v) || v <= 0) bad('contextWindow', `expected positive integers, got ${v}`)
+  for (const v of grid.seeds) if (!Number.isSafeInteger(v) || v < 0 || v > 0xffffffff) bad('seeds', `expected uint32 seeds, got ${v}`)
+  if (!(grid.compactionsPerTurnMax >= 0)) bad('compactionsPerTurnMax', `expected a number ≥ 0, got ${grid.compactionsPerTurnMax}`)
+  if (grid.pruner.length === 0) bad('pruner', 'expected on, off or both')
+  const cells = grid.thresholdRatio.length * grid.retainRatio.length * grid.pruner.length * grid.contextWindow.length
+  if (cells > GRID_CELLS_MAX) bad('thresholdRatio', `the grid has ${cells} cells, more than ${GRID_CELLS_MAX}`)
+  return grid
+}
+
+/** The id of a cell: `w<window>-t<threshold>-r<retain>-p<1|0>`. */
+export function cellIdOf(policy: SweepPolicy): string {
+  return `w${policy.contextWindow}-t${policy.thresholdRatio}-r${policy.retainRatio}-p${policy.pruner ? 1 : 0}`
+}
+
+/** Every cell of `grid` in the fixed order (window, pruner on/off, threshold, retain), each checked by §3.2/§3.3. */
+export function gridCells(grid: SweepGrid): GridCell[] {
+  const cells: GridCell[] = []
+  for (const contextWindow of grid.contextWindow) {
+    for (const pruner of grid.pruner) {
+      for (const thresholdRatio of grid.thresholdRatio) {
+        for (const retainRatio of grid.retainRatio) {
+          const policy = { thresholdRatio, retainRatio, pruner, contextWindow }
+          cells.push({ index: cells.length, id: cellIdOf(policy), policy, invalidReason: invalidReasonOf(policy) })
+        }
+      }
+    }
+  }
+  return cells
+}
+
+/** Why `policy` cannot run (§3.2 via `resolveCompactionConfig`, §3.3 via `resolveCompactSpec`), or null. */
+export function invalidReasonOf(policy: SweepPolicy): string | null {
+  try {
+    const spec = resolveCompactionConfig({ thresholdRatio: policy.thresholdRatio, retainRatio: policy.retainRatio })
+    resolveCompactSpec(resolveTargetPolicy(spec, { provider: 'sweep', model: 'sweep' }), policy.contextWindow)
+    return null
+  } catch (err) {
+    if (err instanceof CompactionConfigError) return err.message
+    if (err instanceof TargetPressureConfigError) return `${err.message} (§3.3)`
+    throw err
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The Markdown form of `sweep.json` (issue #10): the recommendation per window with its reasoning, one table
+ * per window (★ marks the Pareto front), and the skipped cells with their §3.2 reason. A pure function of the
+ * document, so it is byte-identical whenever the document is.
+ */
+import type { SweepCell, SweepReport } from './types.ts'
+
+/** Escapes a table cell. */
+function cellText(text: string): string {
+  return text.replaceAll('|', '\\|').replaceAll('\n', ' ')
+}
+
+/** A ratio as a percentage with one decimal. */
+function percent(ratio: number | null): string {
+  return ratio === null ? 'n/a' : `${(ratio * 100).toFixed(1)}%`
+}
+
+/** The cost column: the cache-cost model's figure (4 decimals) or `n/a`. */
+function cost(value: number | null): string {
+  return value === null ? 'n/a' : value.toFixed(4)
+}
+
+/** Renders `report` as Markdown. */
+export function renderSweepMarkdown(report: SweepReport): string {
+  const out: string[] = [
+    `# Sweep ${report.sweepId}`,
+    '',
+    `${report.summary.cells} cells (${report.summary.ran} ran, ${report.summary.skipped} skipped) × ${report.scenarios.length} scenario(s)`
+      + ` × ${report.grid.seeds.length === 0 ? 'each scenario\'s own seed' : `seeds ${report.grid.seeds.join(', ')}`}: `
+      + `${report.summary.runs} runs, ${report.summary.violations} invariant violation(s), ${report.summary.pareto} Pareto point(s).`,
+    `Cost basis: ${report.costBasis === 'cost' ? 'the cache-cost model (USD)' : 'uncached prompt tokens (no cache-cost section)'}.`,
+  ]
+  if (!report.complete) out.push('', '**Incomplete:** the sweep was interrupted; only finished cells are listed.')
+  if (report.shard !== undefined) out.push('', `Shard ${report.shard.index}/${report.shard.count} (merge with \`sim report merge\`).`)
+  out.push('', '## Recommendations', '')
+  for (const r of report.recommendations) out.push(`- **window ${r.contextWindow}:** ${cellText(r.reasoning)}`)
+  for (const contextWindow of report.grid.contextWindow) {
+    const cells = report.cells.filter((c) => c.status === 'ran' && c.policy.contextWindow === contextWindow)
+    out.push('', `## Window ${contextWindow}`, '')
+    if (cells.length === 0) {
+      out.push('No cell of this window ran.')
+      continue
+    }
+    out.push(
+      '| | cell | threshold | retain | pruner | compactions | prunes | failed | overflow | pressure max | pressure mean '
+        + '| summary tokens | prompt tokens | cached | cost | violations | retention |',
+      '|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    )
+    for (const c of cells) out.push(row(c))
+  }
+  const skipped = report.cells.filter((c) => c.status === 'skipped')
+  if (skipped.length > 0) {
+    out.push('', '## Skipped cells', '', '| cell | reason |', '|---|---|')
+    for (const c of skipped) out.push(`| ${c.id} | ${cellText(c.skipReason ?? '')} |`)
+  }
+  return `${out.join('\n')}\n`
+}
+
+function row(c: SweepCell): string {
+  const m = c.metrics
+  if (m === undefined) return `| | ${c.id} | | | | | | | | | | | | | | | |`
+  const p = c.policy
+  return `| ${c.pareto === true ? '★' : ''} | ${c.id} | ${p.thresholdRatio} | ${p.retainRatio} | ${p.pruner ? 'on' : 'off'} `
+    + `| ${m.compactions} | ${m.prunes} | ${m.failedBrackets} | ${m.overflowIncidents} `
+    + `| ${percent(m.pressureMax)} | ${percent(m.pressureMean)} `
+    + `| ${m.summaryPromptTokens} | ${m.promptTokens} | ${m.cachedTokens} | ${cost(m.cost)} | ${m.violations} | ${percent(m.retention)} |`
+}

@@ -1,0 +1,113 @@
+/**
+ * Issue #10 "Done when": the HTML sweep report opens in Debian's headless Chromium (playwright-core through
+ * `executablePath`) offline with no console error and no request, and renders per window one Pareto chart (one
+ * circle per ran cell, the front as a path when it has two or more points) and one heat-map per pruner setting
+ * (one rect per grid cell, skipped cells hatched); a full-page screenshot is taken. A missing browser FAILS this
+ * test (`.ci/run` installs `chromium`).
+ */
+import { existsSync } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { chromium, type Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { SweepReport } from '../../src/sweep/types.ts'
+import { runSim, tempDir } from '../cli/run-sim.ts'
+
+/** Debian's `chromium` launcher; `CHROMIUM_PATH` overrides. */
+function chromiumPath(): string {
+  const candidates = [process.env['CHROMIUM_PATH'], '/usr/bin/chromium', '/usr/bin/chromium-browser']
+  const found = candidates.find((p) => p !== undefined && p !== '' && existsSync(p))
+  if (found === undefined) throw new Error('no Chromium: apt-get install -y chromium (.ci/run does it when missing) or set CHROMIUM_PATH')
+  return found
+}
+
+/** What the page showed, per window section (a source string: this package compiles without the DOM library). */
+const PROBE = `(() => [...document.querySelectorAll('section.window')].map((s) => ({
+  id: s.id,
+  paretoCharts: s.querySelectorAll('svg.pareto').length,
+  circles: s.querySelectorAll('svg.pareto circle.cell').length,
+  paretoCircles: s.querySelectorAll('svg.pareto circle.cell.pareto').length,
+  fronts: s.querySelectorAll('svg.pareto path.front').length,
+  heatmaps: s.querySelectorAll('svg.heatmap').length,
+  heatRects: s.querySelectorAll('svg.heatmap rect.heat').length,
+  skippedRects: s.querySelectorAll('svg.heatmap rect.heat.skipped').length,
+  sizes: [...s.querySelectorAll('svg')].map((svg) => { const b = svg.getBoundingClientRect(); return [b.width, b.height] }),
+})))()`
+
+interface Section {
+  id: string
+  paretoCharts: number
+  circles: number
+  paretoCircles: number
+  fronts: number
+  heatmaps: number
+  heatRects: number
+  skippedRects: number
+  sizes: Array<[number, number]>
+}
+
+let tmp: { dir: string; cleanup: () => Promise<void> }
+let browser: Browser | undefined
+
+beforeAll(async () => {
+  tmp = await tempDir()
+})
+afterAll(async () => {
+  await browser?.close()
+  await tmp.cleanup()
+})
+
+describe('sim sweep index.html in headless Chromium', () => {
+  it('renders a Pareto chart and a heat-map per pruner setting for each window, offline, without errors', async () => {
+    const executablePath = chromiumPath()
+    const out = join(tmp.dir, 'sweep')
+    const run = await runSim([
+      'sweep', 'scenarios/smoke/basic-pressure.yaml', '--threshold', '0.5,0.7', '--retain', '0.1,0.6', '--pruner', 'on,off',
+      '--window', '1000,2000', '--workers', '1', '--out-dir', out,
+    ])
+    expect(run.exitCode, run.stderr).toBe(0)
+    const report = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8')) as SweepReport
+    const html = await readFile(join(out, 'index.html'), 'utf8')
+    expect(html).not.toMatch(/https?:|\b(?:src|srcset|action)\s*=|href\s*=\s*"(?!#)|url\(|@import|<script/i)
+
+    browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu'] })
+    const context = await browser.newContext({ offline: true, viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
+    const page = await context.newPage()
+    const url = pathToFileURL(join(out, 'index.html')).href
+    const requests: string[] = []
+    await page.route('**', async (route) => {
+      if (route.request().url() === url) return route.continue()
+      requests.push(route.request().url())
+      return route.abort()
+    })
+    const problems: string[] = []
+    page.on('console', (message) => { if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text()) })
+    page.on('pageerror', (error) => { problems.push(error.message) })
+    const response = await page.goto(url, { waitUntil: 'load' })
+    expect(response === null || response.ok()).toBe(true)
+    const screenshot = await page.screenshot({ fullPage: true, path: join(out, 'screenshot.png') })
+    expect(screenshot.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a')
+    expect(screenshot.length).toBeGreaterThan(20_000)
+    const sections = await page.evaluate(PROBE) as Section[]
+    expect(requests).toEqual([])
+    expect(problems).toEqual([])
+
+    expect(sections.map((s) => s.id)).toEqual(['window-1000', 'window-2000'])
+    for (const section of sections) {
+      const window = Number(section.id.slice('window-'.length))
+      const cells = report.cells.filter((c) => c.policy.contextWindow === window)
+      const ran = cells.filter((c) => c.status === 'ran')
+      const pareto = ran.filter((c) => c.pareto === true)
+      expect(section).toMatchObject({
+        paretoCharts: 1, circles: ran.length, paretoCircles: pareto.length, fronts: pareto.length > 1 ? 1 : 0,
+        heatmaps: 2, heatRects: cells.length, skippedRects: cells.filter((c) => c.status === 'skipped').length,
+      })
+      expect(section.skippedRects).toBe(2) // retain 0.6 ≥ threshold 0.5, pruner on and off (§3.2 rule 7)
+      for (const [width, height] of section.sizes) {
+        expect(width).toBeGreaterThan(100)
+        expect(height).toBeGreaterThan(50)
+      }
+    }
+  }, 60_000)
+})
