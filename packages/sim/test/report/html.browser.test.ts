@@ -5,30 +5,14 @@
  * request and one marker per compaction/prune/offload event, and one cached/uncached bar per request;
  * the invariant matrix. A missing browser FAILS this test (`.ci/run` installs `chromium`).
  */
-import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { INVARIANT_IDS } from '../../src/checker/types.ts'
 import type { RunReport } from '../../src/report/types.ts'
 import { REPO_ROOT, runSim, tempDir } from '../cli/run-sim.ts'
-
-/** Where Debian's `chromium` package puts its launcher; `CHROMIUM_PATH` overrides. */
-const CANDIDATES = [process.env['CHROMIUM_PATH'], '/usr/bin/chromium', '/usr/bin/chromium-browser']
-  .filter((p) => p !== undefined && p !== '')
-
-function chromiumPath(): string {
-  const found = CANDIDATES.find((p) => existsSync(p as string))
-  if (found === undefined) {
-    throw new Error(
-      `no Chromium at ${CANDIDATES.join(', ')}: install Debian's package (apt-get install -y chromium; .ci/run does it when missing)` +
-        ' or set CHROMIUM_PATH',
-    )
-  }
-  return found as string
-}
+import { openOffline } from '../support/offline-page.ts'
 
 /** What the page showed, gathered in one `evaluate`. */
 interface Rendered {
@@ -87,7 +71,6 @@ afterAll(async () => {
 
 describe('sim run --reporter html in headless Chromium', () => {
   it('writes index.html that renders offline with no console error, one timeline per scenario and counts matching the report', async () => {
-    const executablePath = chromiumPath()
     const out = join(tmp.dir, 'smoke')
     const run = await runSim(['run', join(REPO_ROOT, 'scenarios/smoke/*.yaml'), '--out-dir', out, '--reporter', 'html'])
     expect(run.exitCode).toBe(0)
@@ -96,23 +79,9 @@ describe('sim run --reporter html in headless Chromium', () => {
     const html = await readFile(join(out, 'index.html'), 'utf8')
     expect(html).not.toMatch(/https?:|\b(?:src|srcset|action)\s*=|href\s*=\s*"(?!#)|url\(|@import/i)
 
-    browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu'] })
-    const context = await browser.newContext({ offline: true, viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
-    const page = await context.newPage()
-    const url = pathToFileURL(join(out, 'index.html')).href
-    const requests: string[] = []
-    // Every request but the page itself is recorded and aborted (the route sees file: URLs too).
-    await page.route('**', async (route) => {
-      if (route.request().url() === url) return route.continue()
-      requests.push(route.request().url())
-      return route.abort()
-    })
-    const problems: string[] = []
-    page.on('console', (message) => { if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text()) })
-    page.on('pageerror', (error) => { problems.push(error.message) })
-    page.on('requestfailed', (request) => { if (request.url() !== url) problems.push(`request failed: ${request.url()}`) })
-    const response = await page.goto(url, { waitUntil: 'load' })
-    expect(response === null || response.ok()).toBe(true)
+    const opened = await openOffline(join(out, 'index.html'))
+    browser = opened.browser
+    const { page, requests, problems } = opened
     const screenshot = await page.screenshot({ fullPage: true })
     expect(screenshot.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a')
     expect(screenshot.length).toBeGreaterThan(30_000)

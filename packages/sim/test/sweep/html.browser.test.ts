@@ -5,22 +5,13 @@
  * (one rect per grid cell, skipped cells hatched); a full-page screenshot is taken. A missing browser FAILS this
  * test (`.ci/run` installs `chromium`).
  */
-import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SweepReport } from '../../src/sweep/types.ts'
 import { runSim, tempDir } from '../cli/run-sim.ts'
-
-/** Debian's `chromium` launcher; `CHROMIUM_PATH` overrides. */
-function chromiumPath(): string {
-  const candidates = [process.env['CHROMIUM_PATH'], '/usr/bin/chromium', '/usr/bin/chromium-browser']
-  const found = candidates.find((p) => p !== undefined && p !== '' && existsSync(p))
-  if (found === undefined) throw new Error('no Chromium: apt-get install -y chromium (.ci/run does it when missing) or set CHROMIUM_PATH')
-  return found
-}
+import { openOffline } from '../support/offline-page.ts'
 
 /** What the page showed, per window section (a source string: this package compiles without the DOM library). */
 const PROBE = `(() => [...document.querySelectorAll('section.window')].map((s) => ({
@@ -60,7 +51,6 @@ afterAll(async () => {
 
 describe('sim sweep index.html in headless Chromium', () => {
   it('renders a Pareto chart and a heat-map per pruner setting for each window, offline, without errors', async () => {
-    const executablePath = chromiumPath()
     const out = join(tmp.dir, 'sweep')
     const run = await runSim([
       'sweep', 'scenarios/smoke/basic-pressure.yaml', '--threshold', '0.5,0.7', '--retain', '0.1,0.6', '--pruner', 'on,off',
@@ -71,21 +61,9 @@ describe('sim sweep index.html in headless Chromium', () => {
     const html = await readFile(join(out, 'index.html'), 'utf8')
     expect(html).not.toMatch(/https?:|\b(?:src|srcset|action)\s*=|href\s*=\s*"(?!#)|url\(|@import|<script/i)
 
-    browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu'] })
-    const context = await browser.newContext({ offline: true, viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
-    const page = await context.newPage()
-    const url = pathToFileURL(join(out, 'index.html')).href
-    const requests: string[] = []
-    await page.route('**', async (route) => {
-      if (route.request().url() === url) return route.continue()
-      requests.push(route.request().url())
-      return route.abort()
-    })
-    const problems: string[] = []
-    page.on('console', (message) => { if (message.type() === 'error' || message.type() === 'warning') problems.push(message.text()) })
-    page.on('pageerror', (error) => { problems.push(error.message) })
-    const response = await page.goto(url, { waitUntil: 'load' })
-    expect(response === null || response.ok()).toBe(true)
+    const opened = await openOffline(join(out, 'index.html'))
+    browser = opened.browser
+    const { page, requests, problems } = opened
     const screenshot = await page.screenshot({ fullPage: true, path: join(out, 'screenshot.png') })
     expect(screenshot.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a')
     expect(screenshot.length).toBeGreaterThan(20_000)
