@@ -5,11 +5,10 @@
  * `esm: true`). Run it with `pnpm report:schema` (tsx); `--check` writes nothing and exits 1 when the
  * generated file is stale, 2 on bad arguments.
  */
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
 import { Ajv, type SchemaObject } from 'ajv'
-import standaloneModule from 'ajv/dist/standalone/index.js'
+import { runSchemaGenerator, staleGeneratedFiles, standaloneValidator, type SchemaGenerator } from '../schema-generator.ts'
 
 /** Absolute path of the published schema, the source of truth of the report format. */
 export const RUN_REPORT_SCHEMA_PATH = fileURLToPath(new URL('../../schema/run-report.schema.json', import.meta.url))
@@ -47,49 +46,24 @@ export function createRunReportAjv(): Ajv {
 
 /** The exact text `validate.generated.cjs` must hold. */
 export function generatedValidator(): string {
-  const ajv = createRunReportAjv()
-  const validate = ajv.compile(readRunReportSchema())
-  // ajv's CJS entry sets `module.exports.default` to itself, so `.default` is the function under tsx and under TS's NodeNext view alike.
-  const code = standaloneModule.default(ajv, validate)
-  return [
-    `// @generated — ${GENERATED_NOTE}; do not edit.`,
-    '// Regenerate with `pnpm report:schema` (`--check` fails when stale).',
-    '/* eslint-disable */',
-    code.trimEnd(),
-    '',
-  ].join('\n')
+  return standaloneValidator(createRunReportAjv(), readRunReportSchema(), GENERATED_NOTE, 'pnpm report:schema')
+}
+
+/** This generator: one output, the validator (the published schema is the source itself). */
+export const RUN_REPORT_GENERATOR: SchemaGenerator = {
+  name: 'report-schema',
+  command: 'pnpm report:schema',
+  files: () => [{ path: RUN_REPORT_VALIDATOR_PATH, content: generatedValidator() }],
 }
 
 /** Whether `validate.generated.cjs` on disk differs from what `generatedValidator` produces (missing = stale). */
 export function isValidatorStale(): boolean {
-  try {
-    return readFileSync(RUN_REPORT_VALIDATOR_PATH, 'utf8') !== generatedValidator()
-  } catch {
-    return true // a missing or unreadable generated file is stale
-  }
+  return staleGeneratedFiles(RUN_REPORT_GENERATOR).length > 0
 }
 
 /** Runs the generator with `argv` (without node and script); returns the process exit code. */
 export function main(argv: readonly string[]): number {
-  let check: boolean
-  try {
-    check = parseArgs({ args: [...argv], options: { check: { type: 'boolean', default: false } }, strict: true })
-      .values.check === true
-  } catch (error) {
-    process.stderr.write(`report-schema: ${error instanceof Error ? error.message : String(error)}\nusage: build-validator [--check]\n`)
-    return 2
-  }
-  if (check) {
-    if (isValidatorStale()) {
-      process.stderr.write(`report-schema: stale (run \`pnpm report:schema\`): ${RUN_REPORT_VALIDATOR_PATH}\n`)
-      return 1
-    }
-    process.stdout.write('report-schema: validator is fresh\n')
-    return 0
-  }
-  writeFileSync(RUN_REPORT_VALIDATOR_PATH, generatedValidator())
-  process.stdout.write(`report-schema: wrote ${RUN_REPORT_VALIDATOR_PATH}\n`)
-  return 0
+  return runSchemaGenerator(RUN_REPORT_GENERATOR, argv)
 }
 
 const entry = process.argv[1]

@@ -5,12 +5,10 @@
  * `pnpm scenario:schema` (tsx); `--check` writes nothing and exits 1 when a generated file is stale, 2 on
  * bad arguments.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
 import { Ajv, type SchemaObject } from 'ajv'
-import standaloneModule from 'ajv/dist/standalone/index.js'
+import { runSchemaGenerator, staleGeneratedFiles, standaloneValidator, type GeneratedFile, type SchemaGenerator } from '../schema-generator.ts'
 
 /** Absolute path of the source-of-truth schema. */
 export const SCENARIO_SCHEMA_PATH = fileURLToPath(new URL('./schema.json', import.meta.url))
@@ -52,23 +50,12 @@ export function createScenarioAjv(): Ajv {
   })
 }
 
-/** One output file: its absolute path and the exact text it must hold. */
-export interface GeneratedFile { path: string; content: string }
+export type { GeneratedFile }
 
 /** Every file this generator owns, with its content: the standalone validator and the published schema. */
 export function generatedFiles(): GeneratedFile[] {
   const schema = readScenarioSchema()
-  const ajv = createScenarioAjv()
-  const validate = ajv.compile(schema)
-  // ajv's CJS entry sets `module.exports.default` to itself, so `.default` is the function under tsx and under TS's NodeNext view alike.
-  const code = standaloneModule.default(ajv, validate)
-  const validator = [
-    `// @generated — ${GENERATED_NOTE}; do not edit.`,
-    '// Regenerate with `pnpm scenario:schema` (`--check` fails when stale).',
-    '/* eslint-disable */',
-    code.trimEnd(),
-    '',
-  ].join('\n')
+  const validator = standaloneValidator(createScenarioAjv(), schema, GENERATED_NOTE, 'pnpm scenario:schema')
   const { $schema, ...rest } = schema
   const published = { $schema, $comment: `@generated — ${GENERATED_NOTE}; do not edit.`, ...rest }
   return [
@@ -77,44 +64,17 @@ export function generatedFiles(): GeneratedFile[] {
   ]
 }
 
+/** This generator: the validator and the published schema. */
+export const SCENARIO_GENERATOR: SchemaGenerator = { name: 'scenario-schema', command: 'pnpm scenario:schema', files: generatedFiles }
+
 /** The generated files whose content on disk differs from what `generatedFiles` produces (missing = stale). */
 export function staleFiles(): string[] {
-  return generatedFiles().filter((file) => readOrUndefined(file.path) !== file.content).map((file) => file.path)
-}
-
-const readOrUndefined = (path: string): string | undefined => {
-  try {
-    return readFileSync(path, 'utf8')
-  } catch {
-    return undefined // a missing file is reported as stale by the caller
-  }
+  return staleGeneratedFiles(SCENARIO_GENERATOR)
 }
 
 /** Runs the generator with `argv` (without node and script); returns the process exit code. */
 export function main(argv: readonly string[]): number {
-  let check: boolean
-  try {
-    check = parseArgs({ args: [...argv], options: { check: { type: 'boolean', default: false } }, strict: true })
-      .values.check === true
-  } catch (error) {
-    process.stderr.write(`scenario-schema: ${error instanceof Error ? error.message : String(error)}\nusage: build-validator [--check]\n`)
-    return 2
-  }
-  if (check) {
-    const stale = staleFiles()
-    if (stale.length > 0) {
-      process.stderr.write(`scenario-schema: stale (run \`pnpm scenario:schema\`): ${stale.join(', ')}\n`)
-      return 1
-    }
-    process.stdout.write('scenario-schema: validator and published schema are fresh\n')
-    return 0
-  }
-  for (const file of generatedFiles()) {
-    mkdirSync(dirname(file.path), { recursive: true })
-    writeFileSync(file.path, file.content)
-    process.stdout.write(`scenario-schema: wrote ${file.path}\n`)
-  }
-  return 0
+  return runSchemaGenerator(SCENARIO_GENERATOR, argv)
 }
 
 const entry = process.argv[1]
