@@ -191,12 +191,20 @@ const inv08: Check = {
 /** Step-scoped types that must name the open turn and step. */
 const STEP_TYPES = ['assistant/chunk', 'assistant/message', 'tool/call', 'llm/retry', 'llm/retry-started'] as const
 
-/** INV-09: the turn/step state machine, appended results answering pending calls, and turn-only events. */
+/**
+ * INV-09: the turn/step state machine, appended results answering pending calls, and turn-only events; and the
+ * §11.4 repair rule: a crash-repair run answers every call of the interrupted turn that had no result exactly once.
+ * A call the run leaves unanswered is reported at the repair `turn/end {interrupted}` (the spec states the rule as a
+ * precondition of that event, and the run's end is where "left unanswered" becomes certain); a second answer is
+ * reported at the synthetic result that answers an already answered call.
+ */
 const inv09: Check = {
   id: 'INV-09',
   family: 'log-surface',
-  statement: 'Turn and step structure: turns consecutive and never nested, steps restart at 1 and are consecutive, step events name the open step, appended results answer a pending call, request/* and result rewrites inside a turn.',
+  statement: 'Turn and step structure: turns consecutive and never nested, steps restart at 1 and are consecutive, step events name the open step, appended results answer a pending call, request/* and result rewrites inside a turn; a crash-repair run answers every unanswered call of the interrupted turn exactly once.',
   create: (_ctx, r) => {
+    /** Call id → seq of the appended `tool/result` that answered it in the open turn (to name a second answer). */
+    const answered = new Map<string, number>()
     /** An appended result names the open step and answers a pending `tool/call` (repair-run results: a call of the turn). */
     const toolResult = (e: SessionEvent<'tool/result'>, repair: boolean, m: CheckerModel): void => {
       const turn = m.turn
@@ -214,9 +222,12 @@ const inv09: Check = {
         }
         const open = m.openCalls.get(callId)
         if (open === undefined) {
-          r.violation(e.seq, `synthetic repair result answers call ${callId}, which no assistant message of turn ${turn.number} left unanswered`)
+          const first = answered.get(callId)
+          if (first !== undefined) r.violation(e.seq, `synthetic repair result answers call ${callId} a second time (${at(first)} already answered it): a repair run answers each unanswered call exactly once (§11.4)`)
+          else r.violation(e.seq, `synthetic repair result answers call ${callId}, which no assistant message of turn ${turn.number} left unanswered`)
           return
         }
+        answered.set(callId, e.seq)
         if (open.step !== e.data.step) r.violation(e.seq, `synthetic repair result names step ${e.data.step}, the call ${callId} was requested in step ${open.step}`)
         // §11.4: OUTCOME_UNKNOWN (citing exactly its tool/call) iff a tool/call was logged, else NOT_STARTED without provenance.
         const cited = e.sourceEventSeqs
@@ -229,6 +240,7 @@ const inv09: Check = {
         }
         return
       }
+      if (!answered.has(callId)) answered.set(callId, e.seq)
       const step = m.step
       if (step === null) {
         r.violation(e.seq, `tool/result of step ${e.data.turn}.${e.data.step} with no open step`)
@@ -242,6 +254,12 @@ const inv09: Check = {
         r.violation(e.seq, `tool/result answers call ${callId}, which is not a pending tool/call of step ${step.turn}.${step.step}`)
       }
     }
+    /** The calls a repair `turn/end` leaves without any result (§11.4), in request order. */
+    const unanswered = (seq: number, turn: number, m: CheckerModel): void => {
+      const calls = [...m.openCalls].map(([id, c]) => `${id} (step ${c.step}${c.callSeq === null ? '' : `, tool/call ${at(c.callSeq)}`})`)
+      r.violation(seq, `the crash-repair run closes turn ${turn} leaving ${calls.length} tool call(s) unanswered: ${calls.join(', ')}; ` +
+        'repair answers every call of the interrupted turn that had no result exactly once before its turn/end (§11.4)')
+    }
     return {
       types: ['turn/start', 'turn/end', 'step/start', 'step/end', 'tool/result', 'request/header', 'request/context', ...STEP_TYPES],
       before: (event, item, m) => {
@@ -250,6 +268,7 @@ const inv09: Check = {
         const step = m.step
         switch (e.type) {
           case 'turn/start':
+            answered.clear()
             if (turn !== null) r.violation(e.seq, `turn ${e.data.turn} starts while turn ${turn.number} (${at(turn.startSeq)}) is open: turns never nest`)
             if (e.data.turn !== m.lastTurnNumber + 1) r.violation(e.seq, `turn ${e.data.turn} does not follow turn ${m.lastTurnNumber}: turns start at the next number`)
             return
@@ -257,6 +276,8 @@ const inv09: Check = {
             if (turn === null) r.violation(e.seq, `turn/end ${e.data.turn} with no open turn`)
             else if (turn.number !== e.data.turn) r.violation(e.seq, `turn/end names turn ${e.data.turn}, the open turn is ${turn.number}`)
             if (step !== null) r.violation(e.seq, `turn/end while step ${step.turn}.${step.step} (${at(step.startSeq)}) is open`)
+            if (item.repair && e.data.reason.kind === 'interrupted' && turn !== null && m.openCalls.size > 0) unanswered(e.seq, turn.number, m)
+            answered.clear()
             return
           case 'step/start':
             if (turn === null) r.violation(e.seq, `step ${e.data.turn}.${e.data.step} starts outside a turn`)
