@@ -223,8 +223,10 @@ const inv09: Check = {
         const open = m.openCalls.get(callId)
         if (open === undefined) {
           const first = answered.get(callId)
-          if (first !== undefined) r.violation(e.seq, `synthetic repair result answers call ${callId} a second time (${at(first)} already answered it): a repair run answers each unanswered call exactly once (§11.4)`)
-          else r.violation(e.seq, `synthetic repair result answers call ${callId}, which no assistant message of turn ${turn.number} left unanswered`)
+          r.violation(e.seq, first !== undefined
+            ? `synthetic repair result answers call ${callId} a second time (${at(first)} already answered it): ` +
+              'a repair run answers each unanswered call exactly once (§11.4)'
+            : `synthetic repair result answers call ${callId}, which no assistant message of turn ${turn.number} left unanswered`)
           return
         }
         answered.set(callId, e.seq)
@@ -276,7 +278,9 @@ const inv09: Check = {
             if (turn === null) r.violation(e.seq, `turn/end ${e.data.turn} with no open turn`)
             else if (turn.number !== e.data.turn) r.violation(e.seq, `turn/end names turn ${e.data.turn}, the open turn is ${turn.number}`)
             if (step !== null) r.violation(e.seq, `turn/end while step ${step.turn}.${step.step} (${at(step.startSeq)}) is open`)
-            if (item.repair && e.data.reason.kind === 'interrupted' && turn !== null && m.openCalls.size > 0) unanswered(e.seq, turn.number, m)
+            if (item.repair && e.data.reason.kind === 'interrupted' && turn !== null && m.openCalls.size > 0) {
+              unanswered(e.seq, turn.number, m)
+            }
             answered.clear()
             return
           case 'step/start':

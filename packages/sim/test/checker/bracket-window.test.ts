@@ -62,7 +62,9 @@ describe('INV-46: every event of a pressure or overflow bracket lies in its wind
     expect(events[64]?.type).toBe('step/end')
     const found = await inv46(events)
     expect(found).toHaveLength(1)
-    expect(found[0]).toMatch(/^65: compaction\/end of the pressure bracket cmp-7f3a \(#51\) lies in the pre-step window opened at #64, not in the pre-step window opened at #50/)
+    expect(found[0]).toMatch(
+      /^65: compaction\/end of the pressure bracket cmp-7f3a \(#51\) lies in the pre-step window opened at #64, not in the pre-step window opened at #50/,
+    )
   })
 
   it('INV-46: an overflow bracket whose summary follows the same-step retry is reported at the summary', async () => {
@@ -73,7 +75,8 @@ describe('INV-46: every event of a pressure or overflow bracket lies in its wind
     const events = moveEvent(base.events, retry, start + 1)
     const found = await inv46(events, { dialect: 'seed', manifest: base.manifest ?? null })
     expect(found).toHaveLength(1)
-    expect(found[0]).toMatch(new RegExp(`^${start + 2}: compaction/summary of the overflow bracket cmp-overflow-1 \\(#${start}\\) lies outside any`))
+    const expected = `^${start + 2}: compaction/summary of the overflow bracket cmp-overflow-1 \\(#${start}\\) lies outside any`
+    expect(found[0]).toMatch(new RegExp(expected))
   })
 
   it('INV-46: the valid overflow-recovery log, whose bracket stays in its overflow window, is clean', async () => {

@@ -19,7 +19,8 @@ const MANIFEST: RunManifest | null = BASE.manifest ?? null
 /** crash-mid-step, after checking the repair run is where these tests expect it. */
 function crashLog(): LogEvent[] {
   const events = structuredClone(BASE?.events ?? [])
-  expect(events.slice(12, 18).map((e) => e.type)).toEqual(['tool/call', 'tool/result', 'tool/result', 'step/end', 'turn/end', 'session/end-seed'])
+  expect(events.slice(12, 18).map((e) => e.type))
+    .toEqual(['tool/call', 'tool/result', 'tool/result', 'step/end', 'turn/end', 'session/end-seed'])
   return events
 }
 
@@ -48,7 +49,9 @@ async function check(events: readonly LogEvent[], manifest: RunManifest | null =
   return reportOf(await checkLog([...events], { dialect: 'seed', manifest }))
 }
 
-const inv09 = (r: ReturnType<typeof reportOf>): string[] => r.violations.filter((v) => v.id === 'INV-09').map((v) => `${v.seq}: ${v.message}`)
+/** `seq: message` of every INV-09 violation of a report. */
+const inv09 = (r: ReturnType<typeof reportOf>): string[] =>
+  r.violations.filter((v) => v.id === 'INV-09').map((v) => `${v.seq}: ${v.message}`)
 
 describe('INV-09: a crash-repair run answers every unanswered call of the interrupted turn exactly once', () => {
   it('INV-09: a repair run answering call_a (OUTCOME_UNKNOWN) and call_b (NOT_STARTED) once each is clean', async () => {
