@@ -4,11 +4,11 @@
  * process and never throws, so tests call it in-process with a captured `CliIo`.
  */
 import { readFileSync } from 'node:fs'
-import yargs, { type Argv, type CommandModule } from 'yargs'
+import type { Argv, CommandModule } from 'yargs'
 import type { CommandContext } from './context.ts'
 import type { ErrorVerdict } from './exit-codes.ts'
 import { ExitCode, UsageError } from './exit-status.ts'
-import { createOutput, processIo, resolveColorLevel, type CliIo, type CliOutput } from './output.ts'
+import type { CliIo, CliOutput } from './output.ts'
 
 export type { CommandContext } from './context.ts'
 
@@ -76,7 +76,16 @@ const HELP_WIDTH_COLUMNS = 80
  * (0 ok, 1 failed check, 2 usage or input error, 3 internal error). Never rejects.
  * @param io streams, environment and TTY facts; the real process when omitted.
  */
-export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<ExitCode> {
+export async function main(argv: readonly string[], io?: CliIo): Promise<ExitCode> {
+  // `sim --version` alone answers before yargs and chalk load (they cost more CPU than Node's own start);
+  // with any other argument yargs prints the same line.
+  if (argv.length === 1 && argv[0] === '--version') {
+    const stdout = io?.stdout ?? process.stdout
+    stdout.write(`${packageVersion()}\n`)
+    return ExitCode.Ok
+  }
+  const [{ default: yargs }, { createOutput, processIo, resolveColorLevel }] = await Promise.all([import('yargs'), import('./output.ts')])
+  io ??= processIo()
   const flags = scanGlobalFlags(argv)
   const debug = flags.debug ?? isSet(io.env['DEBUG'])
   const out = createOutput(io, resolveColorLevel(flags.color, io), debug)
