@@ -2,6 +2,10 @@
  * The `sim` command line: a yargs root (strict, one module per command under `commands/`) and the
  * single place where a run's outcome becomes an exit code (`exit-codes.ts`). `main` never exits the
  * process and never throws, so tests call it in-process with a captured `CliIo`.
+ *
+ * Lazy start (issue #17): this module imports no command module, yargs only inside `main`, and nothing of
+ * core, the checker or the runner. The root knows each command by name and description (`COMMANDS`); its
+ * module is imported when yargs picks it. `sim --version` alone answers before yargs loads.
  */
 import { readFileSync } from 'node:fs'
 import type { Argv, CommandModule } from 'yargs'

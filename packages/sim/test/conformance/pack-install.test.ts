@@ -2,7 +2,7 @@
  * Issue #17 "done when" (and #11's): the packages work from a fresh npm project, built, with no pnpm, no tsx
  * and no TypeScript. Once per file (`beforeAll`): `pnpm pack` core, fixtures and sim (their `prepack` builds
  * `dist/`; packing rewrites `workspace:*` to versions), then install the tarballs with plain npm into a temp
- * project whose PATH holds only `node`, `npm` and `npx` (npm `overrides` point the packages' own
+ * project whose PATH holds only `node`, `npm`, `npx` and `sh` (npm `overrides` point the packages' own
  * `@compaction-sim/*` dependencies at the same tarballs). Then, in that project: `npx sim --version`,
  * `npx sim run` on a copied smoke scenario and a crash scenario (its child runs as plain `node …/crash-child.js`),
  * `npx sim check` on the run's log, `npx sim conform` on a plain-JS subject, and `defineConformanceSuite` in
@@ -60,8 +60,8 @@ beforeAll(async () => {
   const packs = join(root, 'packs')
   const bin = join(root, 'bin')
   await Promise.all([mkdir(project), mkdir(packs), mkdir(bin)])
-  // Only node, npm and npx on PATH: no pnpm, no tsx, no tsc.
-  for (const tool of ['node', 'npm', 'npx']) {
+  // Only node, npm, npx and the sh that npx runs bins through on PATH: no pnpm, no tsx, no tsc.
+  for (const tool of ['node', 'npm', 'npx', 'sh']) {
     const { stdout } = await exec('which', [tool])
     await symlink(stdout.trim(), join(bin, tool))
   }
