@@ -226,7 +226,7 @@ async function compactingLog(seed: number, size: number): Promise<LogEvent[]> {
 }
 
 function child(mode: 'parse' | 'check', file: string): ChildResult {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', SELF, '--child', mode, file], { encoding: 'utf8', maxBuffer: 1 << 20 })
+  const r = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', SELF, '--child', mode, file], { encoding: 'utf8', maxBuffer: 1 << 20 })
   if (r.status !== 0) throw new Error(`check bench child (${mode}) exited ${r.status}: ${r.stderr}`)
   return JSON.parse(r.stdout) as ChildResult
 }

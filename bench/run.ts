@@ -5,7 +5,8 @@
  * (off by default: timings on a shared 2-core machine are noisy, so CI does not gate on them). The pressure
  * cycle ratio is informational: its region grows with the session. `--dsh` runs only `dsh.bench.ts` instead: the
  * reference core vs the released DSH engine on the same synthetic prefix at 1k/10k/30k events (it replaces
- * `Date.now` and `randomUUID` process-wide, so it never shares a run with the other benches).
+ * `Date.now` and `randomUUID` process-wide, so it never shares a run with the other benches). `--startup` runs only
+ * `startup.bench.ts`: the built CLI's start-up against bare node, one smoke scenario and the whole catalog (child CPU).
  */
 import { parseArgs } from 'node:util'
 import { APPEND_BATCH_EVENTS, APPEND_RATIO_MAX, FOLD_SIZES, runFoldBench, type FoldBenchRow } from './fold.bench.ts'
@@ -13,10 +14,14 @@ import { CYCLE_SIZES, runCycleBench, runStepBench, STEP_RATIO_MAX, STEP_SIZES, S
 import { formatCheckRows, runCheckBench } from './check.bench.ts'
 import { runDecisionBench } from './decisions.bench.ts'
 import { runMeterBench } from './meter.bench.ts'
+import { formatStartupRows, runStartupBench } from './startup.bench.ts'
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
-  options: { seed: { type: 'string', default: '1' }, check: { type: 'boolean', default: false }, dsh: { type: 'boolean', default: false } },
+  options: {
+    seed: { type: 'string', default: '1' }, check: { type: 'boolean', default: false }, dsh: { type: 'boolean', default: false },
+    startup: { type: 'boolean', default: false },
+  },
   strict: true,
 })
 const seed = Number(values.seed)
@@ -31,6 +36,11 @@ if (values.dsh) {
   const { formatDshRows, runDshBench } = await import('./dsh.bench.ts')
   process.stdout.write(`\nreference core vs released DSH engine 0.1.0-rc.8, same synthetic prefix (ratios reference/official)\n`)
   process.stdout.write(`${formatDshRows(await runDshBench({ seed }))}\ntotal ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
+  process.exit(0)
+}
+const startupTitle = '\nbuilt CLI: child CPU time (user + sys) of sim start-up, one smoke scenario and the whole catalog\n'
+if (values.startup) {
+  process.stdout.write(`${startupTitle}${formatStartupRows(runStartupBench())}\ntotal ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
   process.exit(0)
 }
 const rows = await runFoldBench({ seed })
@@ -89,6 +99,7 @@ if (s0 !== undefined && sN !== undefined && s0 !== sN) {
 process.stdout.write('\ndecisions\n')
 for (const r of await runDecisionBench({ seed })) process.stdout.write(`  ${r.name}: ${r.medianMs.toFixed(3)} ms p50 (${r.samples} samples; ${r.detail})\n`)
 process.stdout.write(`\nsim check vs a JSON.parse loop (fastest of 3; issue #5 target ≥ 50%)\n${formatCheckRows(await runCheckBench({ seed }))}\n`)
+process.stdout.write(`${startupTitle}${formatStartupRows(runStartupBench())}\n`)
 process.stdout.write(`total ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
 
 function formatTable(table: readonly FoldBenchRow[]): string {

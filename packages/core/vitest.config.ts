@@ -1,6 +1,8 @@
 import { defineProject } from 'vitest/config'
+import { sourceResolution } from '../../vitest.conditions.ts'
 
 export default defineProject({
+  ...sourceResolution,
   test: {
     name: 'core',
     include: ['test/**/*.test.ts'],

@@ -2,7 +2,8 @@
  * Public API of `@compaction-sim/sim`: the CLI entry as a function (for in-process use and tests), its
  * exit-code contract and I/O seam, and the programmatic functions each command is a thin shell over.
  */
-export { main, type CommandContext } from './cli/main.ts'
+export { main } from './cli/main.ts'
+export type { CommandContext } from './cli/context.ts'
 export { ExitCode, UsageError, classifyError, type ErrorVerdict } from './cli/exit-codes.ts'
 export {
   createOutput, processIo, resolveColorLevel,

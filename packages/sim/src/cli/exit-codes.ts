@@ -4,23 +4,9 @@
  */
 import { LogError } from '@compaction-sim/core'
 import { ScenarioError } from '../scenario/errors.ts'
+import { ExitCode, UsageError } from './exit-status.ts'
 
-/** Exit codes: 0 ok · 1 a check or scenario failed · 2 usage or input error · 3 internal error of sim. */
-export const ExitCode = {
-  Ok: 0,
-  Failed: 1,
-  Usage: 2,
-  Internal: 3,
-} as const
-
-/** One of the four exit codes of `ExitCode`. */
-export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
-
-/** Why a command line or its input was refused; always exit 2. `message` is shown as is. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError'
-  readonly code = 'USAGE'
-}
+export { ExitCode, UsageError } from './exit-status.ts'
 
 /** How a thrown value ends the run: its exit code and the one-line message for stderr. */
 export interface ErrorVerdict {

@@ -154,7 +154,7 @@ interface CrashHarness {
 /** The crash harness when it is built, else null (crash scenarios are then skipped). */
 async function crashHarness(): Promise<CrashHarness | null> {
   try {
-    const mod = await import(new URL('../world/crash.ts', import.meta.url).href) as Partial<CrashHarness>
+    const mod = await import('../world/crash.ts') as Partial<CrashHarness>
     return typeof mod.runCrashingSession === 'function' && typeof mod.readChildCapture === 'function' ? mod as CrashHarness : null
   } catch {
     return null // world/crash.ts does not exist yet: crash scenarios are skipped with a reason

@@ -7,7 +7,8 @@
  */
 import { stat } from 'node:fs/promises'
 import { isAbsolute, resolve } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
+import { childEntryFile } from '../world/child-entry.ts'
 import { SUBJECT_FEATURES, type Subject } from './types.ts'
 
 /** The `--subject` prefix that names a user module. */
@@ -26,7 +27,7 @@ export class SubjectModuleError extends Error {
 }
 
 /** The crash child entry for user subjects (`module-crash-child.ts`; its second argument is the module path). */
-export const MODULE_CRASH_CHILD = fileURLToPath(new URL('./module-crash-child.ts', import.meta.url))
+export const MODULE_CRASH_CHILD = childEntryFile(new URL('./module-crash-child.ts', import.meta.url))
 
 /** The module path each loaded subject came from, so a crash child can import it again (§13.4). */
 const modulePaths = new WeakMap<Subject, string>()

@@ -1,11 +1,12 @@
 /**
  * Runs sweep jobs on a tinypool worker pool (issue #10, design §4 item 8), or inline when one worker is asked
- * for; each worker thread loads the TypeScript job runner through tsx (`worker-entry.mjs`). Results are handed
+ * for; each worker thread starts from `worker.js` (from `dist`) or loads the TypeScript job runner through tsx (`worker-entry.mjs`, from source; `world/child-entry.ts`). Results are handed
  * to `onResult` as they finish; the caller merges them by job index, so completion order never reaches the
  * report. An abort signal stops dispatching and cancels the pool's queued and running jobs (inline, the running job finishes).
  */
 import { availableParallelism } from 'node:os'
 import { Tinypool } from 'tinypool'
+import { workerEntryUrl, workerExecArgv } from '../world/child-entry.ts'
 import { runSweepJob, type SweepJob, type SweepJobResult } from './job.ts'
 
 /** Options of `runJobs`. */
@@ -39,7 +40,8 @@ export async function runJobs(jobs: readonly SweepJob[], options: PoolOptions): 
     return done
   }
   const pool = new Tinypool({
-    filename: new URL('./worker-entry.mjs', import.meta.url).href,
+    filename: workerEntryUrl(),
+    execArgv: workerExecArgv(),
     minThreads: options.workers,
     maxThreads: options.workers,
   })

@@ -26,9 +26,8 @@
 import { spawn } from 'node:child_process'
 import { appendFileSync, writeSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { CapturedRequest } from '@compaction-sim/core'
+import { childEntryFile, childNodeArgs } from './child-entry.ts'
 
 /** Where to crash: after the `occurrence`-th durable event of type `afterEvent` (a §1.4 type, or `checkpoint`). */
 export interface CrashPoint {
@@ -74,7 +73,7 @@ export interface CrashingSessionOptions {
   resume?: boolean
   /** Bound on the whole child run, crash point included (default 20 000 ms). */
   timeoutMs?: number
-  /** Absolute path of the child entry module (default `crash-child.ts` next to this file). */
+  /** Absolute path of the child entry module (default `crash-child.ts` next to this file, `.js` from `dist`). */
   childEntry?: string
   /** Extra arguments after the job JSON (e.g. the user subject module of `subjects/module-crash-child.ts`). */
   childArgs?: readonly string[]
@@ -231,11 +230,6 @@ export async function readChildCapture(path: string, durableEvents: number | nul
   return [...byIndex.keys()].sort((a, b) => a - b).map((index) => byIndex.get(index) as CapturedRequest)
 }
 
-/** The tsx ESM loader, resolved from this package so a clean clone after `pnpm install` finds it. */
-function tsxLoaderUrl(): string {
-  return pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
-}
-
 /** Parses one acknowledgement line; returns a message for a malformed one. */
 function parseAck(line: string): DurableAck | string {
   try {
@@ -250,14 +244,14 @@ function parseAck(line: string): DurableAck | string {
 }
 
 /**
- * Runs a subject in a child process (`node --import tsx <childEntry> <job>`) and kills it with SIGKILL as
+ * Runs a subject in a child process (`node <childEntry> <job>`, with tsx from source: `world/child-entry.ts`) and kills it with SIGKILL as
  * soon as it acknowledges the crash-point event as durable. Never rejects for child misbehaviour: a crash
  * point that never comes (timeout → the child is killed anyway, `killed` false), an early exit or a bad ack
  * line are reported in `error`. Rejects only if the child cannot be spawned.
  */
 export function runCrashingSession(options: CrashingSessionOptions): Promise<CrashingSessionResult> {
   const timeoutMs = options.timeoutMs ?? CRASH_TIMEOUT_MS_DEFAULT
-  const entry = options.childEntry ?? fileURLToPath(new URL('./crash-child.ts', import.meta.url))
+  const entry = options.childEntry ?? childEntryFile(new URL('./crash-child.ts', import.meta.url))
   const job: CrashJob = {
     scenarioFile: options.scenarioFile,
     seed: options.seed,
@@ -269,7 +263,7 @@ export function runCrashingSession(options: CrashingSessionOptions): Promise<Cra
   }
   const matcher = new CrashPointMatcher(options.crashPoint)
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', tsxLoaderUrl(), entry, JSON.stringify(job), ...(options.childArgs ?? [])], {
+    const child = spawn(process.execPath, [...childNodeArgs(options.childArgs), entry, JSON.stringify(job), ...(options.childArgs ?? [])], {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
     })
     const acks: Array<{ seq: number; type: string }> = []

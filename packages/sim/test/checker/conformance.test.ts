@@ -8,7 +8,7 @@ import { checkLog, type CheckOptions } from '../../src/checker/run.ts'
 import { INVARIANT_IDS } from '../../src/checker/types.ts'
 import { reportOf } from './support.ts'
 
-type Fixture = (typeof conformanceCases)[number] | (typeof validConformanceLogs)[number]
+type Fixture = ReturnType<typeof conformanceCases>[number] | ReturnType<typeof validConformanceLogs>[number]
 
 function optionsOf(f: Fixture): CheckOptions {
   const options: CheckOptions = { dialect: f.dialect, manifest: ('manifest' in f ? f.manifest : undefined) ?? null }
@@ -18,12 +18,12 @@ function optionsOf(f: Fixture): CheckOptions {
 
 describe('conformance fixtures', () => {
   it('cover every invariant id with at least one violating log', () => {
-    const covered = new Set(conformanceCases.map((c) => c.expect.id))
+    const covered = new Set(conformanceCases().map((c) => c.expect.id))
     expect(INVARIANT_IDS.filter((id) => !covered.has(id))).toEqual([])
   })
 
   describe('violating logs: the id is reported at its seq, and nothing undeclared', () => {
-    for (const c of conformanceCases) {
+    for (const c of conformanceCases()) {
       it(`${c.expect.id} ${c.name}`, async () => {
         const r = reportOf(await checkLog(c.events, optionsOf(c)))
         expect(r.internalErrors).toEqual([])
@@ -35,7 +35,7 @@ describe('conformance fixtures', () => {
   })
 
   describe('valid logs have zero violations', () => {
-    for (const v of validConformanceLogs) {
+    for (const v of validConformanceLogs()) {
       it(`${v.name} (${v.dialect}${v.requests === undefined ? '' : ', with its request capture'})`, async () => {
         const r = reportOf(await checkLog(v.events, optionsOf(v)))
         expect(r.violations.map((x) => `${x.id}@${x.seq}: ${x.message}`)).toEqual([])

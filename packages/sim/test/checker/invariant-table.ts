@@ -1,7 +1,7 @@
 /**
  * Renders `packages/sim/src/checker/INVARIANTS.md`: one row per registered invariant (INV-01 … INV-47) with its
  * statement (from the registry), the checker module that implements it (its family's file), and the tests that
- * exercise it: the conformance test of each violating fixture that expects the id (`conformanceCases`), and
+ * exercise it: the conformance test of each violating fixture that expects the id (`conformanceCases()`), and
  * every test in `test/checker/` whose title names the id. Derived, never hand-written: the freshness test in
  * `invariant-table.test.ts` fails when the committed file differs. Regenerate with
  * `pnpm tsx packages/sim/test/checker/invariant-table.ts --write`.
@@ -59,7 +59,7 @@ export function invariantRows(): InvariantRow[] {
   const add = (id: string, ref: TestRef): void => {
     byId.get(id as InvariantId)?.push(ref)
   }
-  for (const c of conformanceCases) add(c.expect.id, { file: 'conformance.test.ts', title: `${c.expect.id} ${c.name}` })
+  for (const c of conformanceCases()) add(c.expect.id, { file: 'conformance.test.ts', title: `${c.expect.id} ${c.name}` })
   for (const file of readdirSync(TEST_DIR).filter((f) => f.endsWith('.test.ts')).sort()) {
     const source = readFileSync(join(TEST_DIR, file), 'utf8')
     for (const m of source.matchAll(LITERAL_TITLE)) {

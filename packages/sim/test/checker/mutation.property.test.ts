@@ -18,7 +18,7 @@ interface Base { name: string; dialect: Dialect; events: Ev[]; manifest: RunMani
 
 function bases(): Base[] {
   const out: Base[] = [{ name: 'appendix-b', dialect: 'seed', events: appendixBEvents() as unknown as Ev[], manifest: null }]
-  for (const v of validConformanceLogs) out.push({ name: v.name, dialect: v.dialect, events: v.events as unknown as Ev[], manifest: ('manifest' in v ? (v.manifest as RunManifest | undefined) : undefined) ?? null })
+  for (const v of validConformanceLogs()) out.push({ name: v.name, dialect: v.dialect, events: v.events as unknown as Ev[], manifest: ('manifest' in v ? (v.manifest as RunManifest | undefined) : undefined) ?? null })
   const dir = fixturePath('recorded/dsh-0.1.0-rc.8')
   let files: string[] = []
   try {

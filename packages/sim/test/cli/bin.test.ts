@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest'
 import { REPO_ROOT } from './run-sim.ts'
 
 describe('the real entry point', () => {
-  it('node --import tsx packages/sim/src/cli/bin.ts --help exits 0 and lists inspect', () => {
+  it('node --conditions=source --import tsx packages/sim/src/cli/bin.ts --help exits 0 and lists inspect', () => {
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
     delete env['FORCE_COLOR']
-    const child = spawnSync(process.execPath, ['--import', 'tsx', 'packages/sim/src/cli/bin.ts', '--help'], {
+    const child = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', 'packages/sim/src/cli/bin.ts', '--help'], {
       cwd: REPO_ROOT,
       env,
       encoding: 'utf8',

@@ -67,7 +67,7 @@ describe('sim sweep interrupted by SIGINT', () => {
   it('writes the partial report marked incomplete and exits 1', async () => {
     const out = join(tmp.dir, 'partial')
     const child = spawn(process.execPath, [
-      '--import', 'tsx', 'packages/sim/src/cli/bin.ts', 'sweep', 'scenarios/policy/generated-session-pruner.yaml',
+      '--conditions=source', '--import', 'tsx', 'packages/sim/src/cli/bin.ts', 'sweep', 'scenarios/policy/generated-session-pruner.yaml',
       '--threshold', '0.5:0.9:0.05', '--retain', '0.1', '--pruner', 'on', '--window', '6000', '--workers', '1', '--out-dir', out,
     ], { cwd: REPO_ROOT, env: { ...process.env, CI: 'true', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] })
     let stderr = ''

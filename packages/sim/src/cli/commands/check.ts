@@ -11,7 +11,7 @@ import { CHECKS_BY_ID } from '../../checker/registry.ts'
 import { checkLog, type CheckReport, type CheckResult } from '../../checker/run.ts'
 import type { CoverageStatus, InvariantId, Violation } from '../../checker/types.ts'
 import { ExitCode } from '../exit-codes.ts'
-import type { CommandContext } from '../main.ts'
+import type { CommandContext } from '../context.ts'
 
 /** Parsed arguments of `sim check`. */
 export interface CheckArgs {

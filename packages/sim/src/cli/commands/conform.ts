@@ -14,7 +14,7 @@ import { CONFORMANCE_LEVELS, type ConformanceLevel } from '../../conformance/pac
 import { runConformance } from '../../conformance/run.ts'
 import { writeGithubReport } from '../../report/github.ts'
 import { renderJunit, renderMarkdown, renderPretty, validateRunReport } from '../../report/index.ts'
-import type { CommandContext } from '../main.ts'
+import type { CommandContext } from '../context.ts'
 import { subjectFromFlag } from '../subject-flag.ts'
 import { runExitCode } from './run.ts'
 

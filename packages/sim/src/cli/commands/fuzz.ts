@@ -14,7 +14,7 @@ import { PATH_DEFINITIONS } from '../../metrics/paths.ts'
 import { runScenario } from '../../run/run-scenario.ts'
 import type { Subject, SubjectFeature } from '../../subjects/types.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
-import type { CommandContext } from '../main.ts'
+import type { CommandContext } from '../context.ts'
 import { subjectFromFlag } from '../subject-flag.ts'
 
 /** Parsed arguments of `sim fuzz`. */

@@ -8,7 +8,7 @@ import type { Argv, CommandModule } from 'yargs'
 import { DIALECTS, type Dialect } from '@compaction-sim/core'
 import { inspectLog, type InspectResult } from '../../inspect.ts'
 import { ExitCode } from '../exit-codes.ts'
-import type { CommandContext } from '../main.ts'
+import type { CommandContext } from '../context.ts'
 
 /** Parsed arguments of `sim inspect`. */
 export interface InspectArgs {

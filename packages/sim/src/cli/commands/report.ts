@@ -13,7 +13,7 @@ import { copyArtifacts, mergeRunReports, mergeSweepReports, readShard, type Shar
 import type { RunReport } from '../../report/types.ts'
 import type { SweepReport } from '../../sweep/types.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
-import type { CommandContext } from '../main.ts'
+import type { CommandContext } from '../context.ts'
 import { runExitCode } from './run.ts'
 import { sweepSummary, writeSweepReport } from './sweep.ts'
 

@@ -11,7 +11,7 @@ import type { Argv, CommandModule } from 'yargs'
 import type { MockWire } from '../../provider/types.ts'
 import { captureJsonl, isLoopbackHost, serve, ServeConfigError, type ServeRequestLine } from '../../serve/serve.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
-import type { CommandContext } from '../main.ts'
+import type { CommandContext } from '../context.ts'
 
 /** Wire dialects `sim serve` speaks. */
 export const SERVE_WIRES = ['openai', 'deepseek', 'anthropic'] as const

@@ -24,7 +24,7 @@ import { runSweep } from '../../sweep/sweep.ts'
 import type { SweepReport } from '../../sweep/types.ts'
 import { validateSweepReport } from '../../sweep/validate.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
-import type { CommandContext } from '../main.ts'
+import type { CommandContext } from '../context.ts'
 import { scenarioFiles } from './run.ts'
 
 /** Upper bound of `--workers`. */

@@ -33,7 +33,7 @@ export interface ServeChild {
 /** Spawns `sim serve <args>` and resolves at its ready line; rejects when it exits or times out first. */
 export function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<ServeChild> {
   const child: ChildProcessWithoutNullStreams = spawn(
-    process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'packages/sim/src/cli/bin.ts'), 'serve', ...args],
+    process.execPath, ['--conditions=source', '--import', 'tsx', join(REPO_ROOT, 'packages/sim/src/cli/bin.ts'), 'serve', ...args],
     { cwd: REPO_ROOT, env: { PATH: process.env['PATH'] ?? '', CI: 'true', ...env } },
   )
   const lines: Array<Record<string, unknown>> = []
