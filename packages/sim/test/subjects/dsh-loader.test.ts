@@ -71,7 +71,7 @@ describe('loading the optional dsh subject', () => {
     const subject = await loadDshSubject()
     expect([subject.name, subject.dialect, subject.features]).toEqual(['dsh', 'dsh-0.1.0-rc.8', ['timeouts']])
     expect(await loadDshSubject()).toBe(subject)
-  })
+  }, 60_000)
 })
 
 /**
@@ -81,7 +81,9 @@ describe('loading the optional dsh subject', () => {
 function simWithoutDsh(args: string[], emptyDir: string, hook: string): { status: number | null; stdout: string; stderr: string } {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', CI: 'true' }
   delete env['FORCE_COLOR']
-  const child = spawnSync(process.execPath, ['--import', 'tsx', '--import', pathToFileURL(hook).href, 'packages/sim/src/cli/bin.ts', ...args], {
+  // `--conditions=source`: workspace packages resolve to their TypeScript sources wherever they export that condition.
+  const node = ['--conditions=source', '--import', 'tsx', '--import', pathToFileURL(hook).href]
+  const child = spawnSync(process.execPath, [...node, 'packages/sim/src/cli/bin.ts', ...args], {
     cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 120_000,
   })
   if (child.error !== undefined) throw child.error
