@@ -36,8 +36,13 @@ export {
 } from './report/index.ts'
 /** Subjects: the reference core as a subject (`runReferenceSession` is also what the crash child runs). */
 export { referenceSubject, runReferenceSession } from './subjects/reference.ts'
-/** The released official engine (0.1.0-rc.8) as a subject (`--subject dsh`), and the run differential (issue #7). */
-export { dshSubject, runDshSession, dshUnsupportedReason, DSH_DIALECT } from './subjects/dsh.ts'
+/**
+ * The released official engine (0.1.0-rc.8) as a subject lives in the optional package `@compaction-sim/subject-dsh`;
+ * sim imports it only for `--subject dsh` (`loadDshSubject`). The run differential (issue #7).
+ */
+export {
+  loadDshSubject, isPackageNotFound, DshSubjectMissingError, DSH_SUBJECT_PACKAGE, DSH_INSTALL_COMMAND, type ModuleImporter,
+} from './subjects/dsh-loader.ts'
 export { compareLogs, differentialOf, factsOf, type LogFacts, type LogSide } from './run/differential.ts'
 export type { DifferentialAspect, DifferentialDifference, DifferentialReport, DifferentialScenario } from './report/types.ts'
 /** World: the seeded PRNG streams, the virtual clock, and the crash harness (a real child SIGKILLed at a §13.4 point). */

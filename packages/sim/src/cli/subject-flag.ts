@@ -1,26 +1,32 @@
 /**
- * The `--subject` flag of `sim run` and `sim conform`: `reference` (the reference core) or `module:<path>`
- * (a user module implementing `Subject`, `subjects/module.ts`). Bad values and unloadable modules are
- * `UsageError`s (exit 2) naming the path and the missing member.
+ * The `--subject` flag of `sim run`, `sim conform` and `sim fuzz`: `reference` (the reference core), `dsh` (the
+ * released official engine, from the optional package `@compaction-sim/subject-dsh`, imported only when named) or
+ * `module:<path>` (a user module implementing `Subject`, `subjects/module.ts`). Bad values, an uninstalled dsh
+ * package and unloadable modules are `UsageError`s (exit 2) naming the path, the missing member or the install command.
  */
+import { DshSubjectMissingError, loadDshSubject, type ModuleImporter } from '../subjects/dsh-loader.ts'
 import { isModuleSubject, loadModuleSubject, SubjectModuleError } from '../subjects/module.ts'
 import { referenceSubject } from '../subjects/reference.ts'
-import { dshSubject } from '../subjects/dsh.ts'
 import type { Subject } from '../subjects/types.ts'
 import { UsageError } from './exit-codes.ts'
 
 /**
- * The subject a `--subject` value names: `reference` (the reference core) or `module:<path>` (a user module,
- * relative to `cwd`). A missing or malformed module is a `UsageError` (exit 2) naming the path and member.
+ * The subject a `--subject` value names: `reference`, `dsh` or `module:<path>` (a user module, relative to `cwd`).
+ * A missing or malformed module, or `dsh` without its package, is a `UsageError` (exit 2) naming the path and
+ * member, or printing the install command.
+ * @param importer - how `dsh` imports its package (tests); the native `import()` when omitted.
  */
-export async function subjectFromFlag(spec: string, cwd: string): Promise<Subject> {
+export async function subjectFromFlag(spec: string, cwd: string, importer?: ModuleImporter): Promise<Subject> {
   if (spec === 'reference') return referenceSubject
-  if (spec === 'dsh') return dshSubject
-  if (!isModuleSubject(spec)) throw new UsageError(`--subject: expected reference, dsh or module:<path>, got ${JSON.stringify(spec)}`)
+  if (spec !== 'dsh' && !isModuleSubject(spec)) {
+    throw new UsageError(`--subject: expected reference, dsh or module:<path>, got ${JSON.stringify(spec)}`)
+  }
   try {
-    return await loadModuleSubject(spec, cwd)
+    return spec === 'dsh' ? await loadDshSubject(importer) : await loadModuleSubject(spec, cwd)
   } catch (err) {
-    if (err instanceof SubjectModuleError) throw new UsageError(`--subject: ${err.message}`, { cause: err })
+    if (err instanceof SubjectModuleError || err instanceof DshSubjectMissingError) {
+      throw new UsageError(`--subject: ${err.message}`, { cause: err })
+    }
     throw err
   }
 }

@@ -29,23 +29,26 @@ import type { Scenario } from '../scenario/types.ts'
 import { faultSpecOf, resolveScenario, type ResolvedScenario } from '../scenario/resolve.ts'
 import { referenceSubject } from '../subjects/reference.ts'
 import { missingFeatureReason } from '../subjects/features.ts'
-import { MODULE_CRASH_CHILD, subjectModulePath } from '../subjects/module.ts'
+import { MODULE_CRASH_CHILD, SubjectModuleError, subjectModulePath } from '../subjects/module.ts'
 import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
 import type { Subject, SubjectSessionResult } from '../subjects/types.ts'
 import { countsOf, evaluateExpectations, outcomesOf } from './expectations.ts'
 import { scenarioTranscript } from './transcript.ts'
 import { timelineOf } from './timeline.ts'
 import { createWorld, unsupportedReason, worldRoutes } from './world.ts'
-import { dshSubject } from '../subjects/dsh.ts'
+import { DshSubjectMissingError, loadDshSubject } from '../subjects/dsh-loader.ts'
 import { differentialOf } from './differential.ts'
 import { runCacheOf, scenarioCacheOf } from '../metrics/cache.ts'
 import { pathsOf } from '../metrics/paths.ts'
 
-/** The built-in subject a scenario's `subject:` names. */
-function subjectOfKind(kind: ResolvedScenario['subject']['kind']): Subject {
+/**
+ * The built-in subject a scenario's `subject:` names; `dsh` imports its optional package on first use.
+ * @throws DshSubjectMissingError when `dsh` is named and `@compaction-sim/subject-dsh` is not installed (an input error).
+ */
+async function subjectOfKind(kind: ResolvedScenario['subject']['kind']): Promise<Subject> {
   switch (kind) {
     case 'reference': return referenceSubject
-    case 'dsh': return dshSubject
+    case 'dsh': return loadDshSubject()
     default: return assertNever(kind, 'subject')
   }
 }
@@ -251,7 +254,10 @@ async function runOne(file: string, slug: string, options: RunOptions): Promise<
     const scenario = resolveScenario(override === undefined ? raw : applyPolicyOverride(raw, override), { file })
     report = await runResolved(scenario, shown, slug, options)
   } catch (err) {
-    const internal = !(err instanceof ScenarioError || err instanceof CheckInputError)
+    // A missing or malformed `@compaction-sim/subject-dsh` (for `subject: dsh`) is the user's install to fix: an input error.
+    const input = err instanceof ScenarioError || err instanceof CheckInputError
+      || err instanceof DshSubjectMissingError || err instanceof SubjectModuleError
+    const internal = !input
     const message = err instanceof Error ? (internal ? `${err.name}: ${err.message}` : err.message) : String(err)
     report = {
       ...base,
@@ -271,7 +277,7 @@ async function runOne(file: string, slug: string, options: RunOptions): Promise<
 
 async function runResolved(scenario: ResolvedScenario, shown: string, slug: string, options: RunOptions): Promise<ScenarioReport> {
   const seed = options.seed ?? scenario.seed
-  const subject = options.subject ?? subjectOfKind(scenario.subject.kind)
+  const subject = options.subject ?? await subjectOfKind(scenario.subject.kind)
   // The dialect of the log the subject writes (the dsh subject writes dsh-0.1.0-rc.8, §14.1).
   const logDialect = subject.dialect ?? 'seed'
   const head = {

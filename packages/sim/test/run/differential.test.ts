@@ -15,7 +15,7 @@ import type { RunReport } from '../../src/report/types.ts'
 import { validateRunReport } from '../../src/report/validate.ts'
 import { compareLogs, differentialOf } from '../../src/run/differential.ts'
 import { runScenarios } from '../../src/run/run-scenario.ts'
-import { dshSubject } from '../../src/subjects/dsh.ts'
+import { loadDshSubject } from '../../src/subjects/dsh-loader.ts'
 import { referenceSubject } from '../../src/subjects/reference.ts'
 import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
 
@@ -25,8 +25,10 @@ let report: RunReport
 
 beforeAll(async () => {
   tmp = await tempDir()
+  // The dsh subject comes from the optional package @compaction-sim/subject-dsh, loaded by name as `--subject dsh` does.
+  const dshSubject = await loadDshSubject()
   report = await runScenarios([FILE], { outDir: tmp.dir, cwd: REPO_ROOT, subjects: [referenceSubject, dshSubject] })
-})
+}, 60_000)
 afterAll(async () => { await tmp.cleanup() })
 
 describe('sim run --subject reference,dsh', () => {

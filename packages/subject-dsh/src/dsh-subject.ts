@@ -17,9 +17,9 @@ import { writeFile } from 'node:fs/promises'
 import { installDeterminism, type DeterminismControl } from '@compaction-sim/fixtures/record-dsh/determinism'
 import { installPromiseWithResolvers } from '@compaction-sim/fixtures/record-dsh/polyfill'
 import { TokenMeter, type LogEvent, type TurnEndReason } from '@compaction-sim/core'
-import { worldStream } from '../world/prng.ts'
-import type { ResolvedScenario } from '../scenario/resolve.ts'
-import type { Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
+import {
+  worldStream, type ResolvedScenario, type Subject, type SubjectSessionOptions, type SubjectSessionResult, type SubjectTurnOutcome,
+} from '@compaction-sim/sim'
 
 /** The checker dialect of every log this subject writes (§14.1). */
 export const DSH_DIALECT = 'dsh-0.1.0-rc.8' as const

@@ -6,12 +6,11 @@
  * through core's `OpenAiCompatibleAdapter` (so wire, fault schedule and rejection classification, §1.2.2, are
  * shared with the reference subject) and rethrows failures as the runtime's own `LlmError` with the canonical code.
  *
- * Load this module only after `Promise.withResolvers` and the seeded UUIDs are installed (`dsh.ts` imports it
- * dynamically): the packages bind `node:crypto.randomUUID` when they load.
+ * Load this module only after `Promise.withResolvers` and the seeded UUIDs are installed (`dsh-subject.ts` imports
+ * it dynamically): the packages bind `node:crypto.randomUUID` when they load.
  */
 import { Context } from '@deepseek-ai/cordis'
 import AgentRegistry from '@deepseek-ai/dsh-agent'
-import type { Agent } from '@deepseek-ai/dsh-agent'
 import AgentLoop from '@deepseek-ai/dsh-agent-loop'
 import BasicCompactionEngine from '@deepseek-ai/dsh-compaction-basic'
 import type { BasicCompactionConfig as DshCompactionConfig } from '@deepseek-ai/dsh-compaction-basic'
@@ -29,8 +28,8 @@ import {
   type CapturedRequest, type ContentBlock, type GenerateOptions, type LlmFailure, type Message, type MessageId, type StreamChunk,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
-import type { SubjectHooks } from './types.ts'
-import type { ResolvedScenario } from '../scenario/resolve.ts'
+import { idleAfterRun } from '@compaction-sim/fixtures/record-dsh/idle'
+import type { ResolvedScenario, SubjectHooks } from '@compaction-sim/sim'
 
 /** Virtual milliseconds the clock advances per streamed chunk (and once per dispatch). */
 export const DSH_CHUNK_MS = 20
@@ -197,27 +196,6 @@ function transcriptTool(schema: Transcript['tools'][number], results: ReadonlyMa
 }
 
 /**
- * Resolves when `agent` reports idle after running (subscribe BEFORE the follow-up); rejects with
- * {@link DshSessionError} after {@link DSH_TURN_TIMEOUT_MS} real milliseconds (a bound on a hung engine).
- */
-function idleAfterRun(ctx: Context, agent: Agent, label: string): Promise<void> {
-  let dispose: (() => void) | undefined
-  let timer: NodeJS.Timeout | undefined
-  return new Promise<void>((resolve, reject) => {
-    let running = false
-    dispose = ctx.on('agent/status', ({ agent: subject, status }) => {
-      if (subject.id !== agent.id) return
-      if (status === 'running') running = true
-      else if (running) resolve()
-    })
-    timer = setTimeout(() => reject(new DshSessionError(`${label}: the official agent did not become idle within ${DSH_TURN_TIMEOUT_MS} ms`)), DSH_TURN_TIMEOUT_MS)
-  }).finally(() => {
-    dispose?.()
-    clearTimeout(timer)
-  })
-}
-
-/**
  * Runs the scenario's transcript through the official engine (module doc) and returns its live log.
  * @throws DshSessionError when a turn hangs; the engine's own errors otherwise propagate.
  */
@@ -260,7 +238,10 @@ export async function runDshEngine(input: DshEngineInput): Promise<DshEngineOutp
     for (const [index, turn] of transcript.turns.entries()) {
       hooks.beginTurn?.(index + 1, { setModel: () => { throw new DshSessionError('route switches are not wired for the dsh subject') } })
       input.advance(DSH_USER_THINK_MS)
-      const idle = idleAfterRun(ctx, agent, `turn ${index + 1}`)
+      const idle = idleAfterRun(ctx, agent, {
+        timeoutMs: DSH_TURN_TIMEOUT_MS,
+        onTimeout: (message) => new DshSessionError(`turn ${index + 1}: the official ${message}`),
+      })
       agent.followup(createUserMessage({ content: structuredClone(turn.user) as never, source: { kind: 'user' } }))
       await idle
       await agent.whenIdle()

@@ -8,12 +8,9 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { readLog } from '@compaction-sim/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkLog } from '../../src/checker/run.ts'
-import { runScenario } from '../../src/run/run-scenario.ts'
-import { loadScenario } from '../../src/scenario/load.ts'
-import { resolveScenario } from '../../src/scenario/resolve.ts'
-import { DSH_DIALECT, dshSubject, dshUnsupportedReason } from '../../src/subjects/dsh.ts'
-import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
+import { checkLog, loadScenario, resolveScenario, runScenario } from '@compaction-sim/sim'
+import { DSH_DIALECT, dshSubject, dshUnsupportedReason } from '../src/index.ts'
+import { REPO_ROOT, tempDir } from './support.ts'
 
 const SMOKE = (name: string): string => join(REPO_ROOT, 'scenarios/smoke', name)
 let tmp: { dir: string; cleanup: () => Promise<void> }
@@ -61,7 +58,7 @@ describe('dsh subject', () => {
     const log = await readFile(join(tmp.dir, report.artifacts?.log ?? 'missing'), 'utf8')
     expect(log).toContain('"failure":{"message":"This model\'s maximum context length is 8000 tokens.')
     expect(log).toMatch(/"code":"CONTEXT_WINDOW_EXCEEDED"/)
-    const { toDshError } = await import('../../src/subjects/dsh-engine.ts')
+    const { toDshError } = await import('../src/dsh-engine.ts')
     const { LlmError } = await import('@deepseek-ai/dsh-llm')
     const err = toDshError({ message: 'too long', code: 'CONTEXT_WINDOW_EXCEEDED', status: 400 })
     expect(err).toBeInstanceOf(LlmError)
