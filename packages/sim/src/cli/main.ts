@@ -13,6 +13,7 @@ import { serveCommand } from './commands/serve.ts'
 import { sweepCommand } from './commands/sweep.ts'
 import { reportCommand } from './commands/report.ts'
 import { fuzzCommand } from './commands/fuzz.ts'
+import { initCommand } from './commands/init.ts'
 import { classifyError, ExitCode, UsageError } from './exit-codes.ts'
 import { createOutput, processIo, resolveColorLevel, type CliIo, type CliOutput } from './output.ts'
 
@@ -57,6 +58,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
       .command(sweepCommand(ctx))
       .command(reportCommand(ctx))
       .command(fuzzCommand(ctx))
+      .command(initCommand(ctx))
       .command('$0', false, () => undefined, () => {
         throw new UsageError('a command is required')
       })
