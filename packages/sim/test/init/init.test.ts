@@ -200,7 +200,7 @@ describe('sim init', () => {
     expect(run.stdout).toMatchInlineSnapshot(`
       "sim init
 
-      Scaffold conformance for your adapter: subject, vitest file, CI workflow
+      Scaffold conformance for your adapter: subject, test, CI workflow
 
       Options:
             --color    Colour output; --no-color disables it                 [boolean]

@@ -21,7 +21,7 @@ export interface InitArgs {
 export function initCommand(ctx: CommandContext): CommandModule<object, InitArgs> {
   return {
     command: 'init',
-    describe: 'Scaffold conformance for your adapter: subject, vitest file, CI workflow',
+    describe: 'Scaffold conformance for your adapter: subject, test, CI workflow',
     builder: (yargs: Argv) => yargs
       .option('ts', { type: 'boolean', default: false, describe: 'Write subject.ts and conformance.test.ts instead of .mjs' })
       .option('dir', { type: 'string', default: '.', describe: 'The project folder to write into (created when missing)' })
