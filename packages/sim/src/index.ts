@@ -108,3 +108,7 @@ export type { RunShard } from './report/types.ts'
 export type {
   SweepReport, SweepCell, SweepCellMetrics, SweepRunMetrics, SweepGrid, SweepPolicy, SweepRecommendation,
 } from './sweep/types.ts'
+/** `sim init` (issue #17): the conformance scaffold for adapter authors (subject, vitest file, workflow), never overwriting. */
+export {
+  scaffoldConformance, initFiles, InitConflictError, type InitOptions, type InitResult, type InitFile, type InitLanguage,
+} from './init/init.ts'

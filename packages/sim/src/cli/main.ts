@@ -70,6 +70,7 @@ export const COMMANDS: readonly LazyCommand[] = [
   lazy('sweep <files..>', 'Run scenarios over a grid of policies (Pareto report)', async () => (await import('./commands/sweep.ts')).sweepCommand),
   lazy('report <command>', 'Work with report folders (merge shards)', async () => (await import('./commands/report.ts')).reportCommand),
   lazy('fuzz', 'Model-based fuzzing: random sessions, faults, shrinking to a scenario', async () => (await import('./commands/fuzz.ts')).fuzzCommand),
+  lazy('init', 'Scaffold conformance for your adapter: subject, test, CI workflow', async () => (await import('./commands/init.ts')).initCommand),
 ]
 
 /** Help text width in columns: fixed so help output is the same in a terminal, a pipe and a test. */

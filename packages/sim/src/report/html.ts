@@ -2,16 +2,23 @@
  * `index.html`: one self-contained page per run, a pure function of the `RunReport`. Inline CSS and inline
  * SVG only — no script runs, nothing is fetched (a Content-Security-Policy of `default-src 'none'` says so
  * to the browser); the report itself is embedded as an inert `application/json` block. Sections: the
- * summary table, the invariant matrix (INV ids × scenarios), path coverage (only when some scenario has
- * `paths`), then per scenario its pressure timeline (threshold line, compaction/prune/offload markers), its
- * per-request cached/uncached bars (when the report has cache data), violations, expectations, reached paths.
- * Every untrusted string is escaped; byte-deterministic (equal reports give equal bytes).
+ * summary table, the invariant matrix (INV ids × scenarios, one table per scenario folder, each scrolled
+ * inside its own box), path coverage (only when some scenario has `paths`), then per scenario its pressure
+ * timeline (threshold line, compaction/prune/offload markers), its per-request cached/uncached bars (when the
+ * report has cache data), violations, expectations, reached paths.
+ *
+ * Failed and errored scenarios come first everywhere (then the rest, each group in run order), and a
+ * scenario's number is its place in that order. The only links leaving the page are relative ones to each
+ * scenario's artifacts (log, manifest, request capture), which the runner writes next to `index.html`; the
+ * page is laid out for the width it gets (no fixed page width; wide tables scroll in their own box, so
+ * the page itself never scrolls sideways). Every untrusted string is escaped; byte-deterministic (equal
+ * reports give equal bytes).
  */
 import { assertNever } from '@compaction-sim/core'
 import { INVARIANT_IDS, type InvariantId } from '../checker/types.ts'
 import { lineChartSvg, stackedBarChartSvg, escapeXml, type Bar, type LineMarker, type LineSpan } from './svg.ts'
-import { escapeCodeUnits, formatPressure, isControl, runSeed, summaryText } from './text.ts'
-import type { RunReport, ScenarioReport, ScenarioStatus, ScenarioTimeline, TimelineMarkerKind } from './types.ts'
+import { escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, summaryText } from './text.ts'
+import type { RunReport, ScenarioArtifacts, ScenarioReport, ScenarioStatus, ScenarioTimeline, TimelineMarkerKind } from './types.ts'
 
 /** Text for HTML content or a quoted attribute: entities for `& < > " '`, control characters (but tab and line breaks) made visible. */
 export function htmlText(text: string): string {
@@ -30,22 +37,31 @@ const CSS = `
 :root { color-scheme: light; --pass: #1a7f37; --fail: #cf222e; --skip: #9a6700; --muted: #656d76; --line: #d0d7de;
   --cached: #2da44e; --uncached: #fb8f44; --pressure: #0969da; --threshold: #cf222e; }
 * { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 1100px; padding: 16px 24px; }
-body { color: #1f2328; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; padding: 16px 24px; color: #1f2328; }
 h1 { font-size: 22px; margin: 8px 0; } h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); }
 h3 { font-size: 16px; margin: 0 0 6px; }
-code { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: 1px 4px; border-radius: 4px; }
+code { font: 12px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; background: #f6f8fa; padding: 1px 4px; border-radius: 4px;
+  overflow-wrap: break-word; }
+a { color: #0969da; }
 table { border-collapse: collapse; margin: 6px 0 12px; }
+.table-box { max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f6f8fa; } td.num { text-align: right; font-variant-numeric: tabular-nums; } .nowrap { white-space: nowrap; }
 .status { font-weight: 600; white-space: nowrap; } .status-passed { color: var(--pass); }
 .status-failed, .status-error { color: var(--fail); }
 .status-skipped { color: var(--skip); } .muted { color: var(--muted); }
 section.scenario { border: 1px solid var(--line); border-radius: 6px; padding: 12px 16px; margin: 14px 0; }
-.matrix { font-size: 11px; } .matrix th, .matrix td { padding: 1px 3px; text-align: center; min-width: 18px; }
+.matrix-groups { display: flex; flex-wrap: wrap; gap: 4px 20px; align-items: flex-start; }
+.matrix-box { flex: 0 1 auto; min-width: 0; max-width: 100%; overflow-x: auto; }
+.matrix { font-size: 11px; margin: 0 0 8px; } .matrix-title { font-size: 12px; font-weight: 600; padding: 2px 0; white-space: nowrap; }
+.matrix th, .matrix td { padding: 1px 3px; text-align: center; min-width: 18px; }
 .matrix td.pass { background: #dafbe1; color: var(--pass); } .matrix td.fail { background: #ffebe9; color: var(--fail); font-weight: 700; }
-.matrix td.none { color: #afb8c1; } .matrix th.inv { text-align: left; }
-.chart { display: block; max-width: 100%; height: auto; margin: 4px 0; }
+.matrix td.none { color: #afb8c1; } .matrix th.inv { text-align: left; position: sticky; left: 0; z-index: 1; }
+.matrix th.problem a { color: var(--fail); font-weight: 700; }
+.artifacts { white-space: nowrap; }
+.figures { display: flex; flex-wrap: wrap; gap: 8px 24px; }
+.figures figure { flex: 1 1 520px; min-width: 0; max-width: 960px; margin: 0; }
+.chart { display: block; width: 100%; max-width: 100%; height: auto; margin: 4px 0; }
 .chart .grid { stroke: #eaeef2; } .chart .tick, .chart .axis-label, .chart .legend { font-size: 10px; fill: var(--muted); }
 .chart .pressure { fill: none; stroke: var(--pressure); stroke-width: 2; }
 .chart .threshold { fill: none; stroke: var(--threshold); stroke-width: 1.5; stroke-dasharray: 6 4; }
@@ -65,6 +81,7 @@ section.scenario { border: 1px solid var(--line); border-radius: 6px; padding: 1
 /** The run as one self-contained HTML page (ends in a newline). Pure; equal reports give equal bytes. */
 export function renderHtml(report: RunReport): string {
   const title = `compaction-sim run ${report.runId}`
+  const shown = failedFirst(report.scenarios)
   const out: string[] = [
     '<!doctype html>',
     '<html lang="en">',
@@ -80,12 +97,12 @@ export function renderHtml(report: RunReport): string {
     `<p>${htmlText(`${report.tool.name} ${report.tool.version} · seed ${runSeed(report)} · ${summaryText(report)}`)}</p>`,
     ...runCacheLine(report),
     '<h2 id="scenarios">Scenarios</h2>',
-    ...summaryTable(report.scenarios),
+    ...summaryTable(shown),
     '<h2 id="invariants">Invariants</h2>',
-    ...invariantMatrix(report.scenarios),
-    ...pathCoverage(report.scenarios),
+    ...invariantMatrix(shown),
+    ...pathCoverage(shown),
     '<h2 id="details">Scenario details</h2>',
-    ...report.scenarios.flatMap((s, i) => scenarioSection(s, i + 1)),
+    ...shown.flatMap((s, i) => scenarioSection(s, i + 1)),
     `<script type="application/json" id="report-data">${inlineJson(report)}</script>`,
     '</body>',
     '</html>',
@@ -116,15 +133,49 @@ function statusText(status: ScenarioStatus): string {
   }
 }
 
+/**
+ * The order the page shows scenarios in: failed and errored ones first, then passed and skipped ones, each
+ * group in run order (a stable partition). Scenario numbers on the page are positions in this order.
+ */
+export function failedFirst(scenarios: readonly ScenarioReport[]): ScenarioReport[] {
+  return [...scenarios.filter((s) => isProblem(s.status)), ...scenarios.filter((s) => !isProblem(s.status))]
+}
+
+/**
+ * An artifact path of the report (POSIX, relative to the report folder, where `index.html` is written) as a
+ * relative `href`: each segment percent-encoded, so no path can become a scheme or a query. Null for a path
+ * that is not relative (empty, rooted or with a drive letter): the page links nothing outside its folder tree.
+ */
+export function artifactHref(path: string): string | null {
+  if (path === '' || path.startsWith('/') || /^[A-Za-z]:/.test(path)) return null
+  return path.split('/').map((segment) => encodeURIComponent(segment)).join('/')
+}
+
+/** Links to a scenario's log, manifest and request capture (`–` when it wrote none). */
+function artifactLinks(artifacts: ScenarioArtifacts | undefined): string {
+  if (artifacts === undefined) return '<span class="muted">–</span>'
+  const links: Array<[string, string]> = [['log', artifacts.log], ['manifest', artifacts.manifest], ['capture', artifacts.requests]]
+  return `<span class="artifacts">${links.map(([text, path]) => {
+    const href = artifactHref(path)
+    const title = htmlText(path)
+    return href === null ? `<span title="${title}">${text}</span>` : `<a href="${htmlText(href)}" title="${title}">${text}</a>`
+  }).join(' · ')}</span>`
+}
+
 const statusCell = (status: ScenarioStatus): string => `<span class="status status-${status}">${statusText(status)}</span>`
 const num = (value: number | string): string => `<td class="num">${htmlText(String(value))}</td>`
 
 function summaryTable(scenarios: readonly ScenarioReport[]): string[] {
   if (scenarios.length === 0) return ['<p class="muted">No scenarios.</p>']
+  const problems = scenarios.filter((s) => isProblem(s.status)).length
   const out = [
+    `<p class="muted">${problems === 0 ? 'In run order (none failed or errored)' : `Failed and errored scenarios first` +
+      ` (${problems}), then the rest in run order`};` +
+      ' files: each scenario\'s log, manifest and request capture, next to this page.</p>',
+    '<div class="table-box">',
     '<table class="summary">',
     '<tr><th>#</th><th>status</th><th>scenario</th><th>file</th><th>seed</th><th>requests</th><th>brackets</th>' +
-      '<th>prunes</th><th>offloads</th><th>violations</th><th>final pressure</th></tr>',
+      '<th>prunes</th><th>offloads</th><th>violations</th><th>final pressure</th><th>files</th></tr>',
   ]
   scenarios.forEach((s, i) => {
     const c = s.counts
@@ -133,10 +184,11 @@ function summaryTable(scenarios: readonly ScenarioReport[]): string[] {
         `<td>${htmlText(s.subject === 'reference' ? s.name : `${s.name} [${s.subject}]`)}</td>` +
         `<td><code>${htmlText(s.file)}</code></td>${num(s.seed)}${num(c?.requests ?? '–')}${num(c?.brackets ?? '–')}` +
         `${num(c?.prunes ?? '–')}${num(c?.offloads ?? '–')}${num(s.violations.length)}` +
-        `<td>${s.finalPressure === undefined ? '–' : htmlText(formatPressure(s.finalPressure))}</td></tr>`,
+        `<td class="nowrap">${s.finalPressure === undefined ? '–' : htmlText(formatPressure(s.finalPressure))}</td>` +
+        `<td>${artifactLinks(s.artifacts)}</td></tr>`,
     )
   })
-  out.push('</table>')
+  out.push('</table>', '</div>')
   return out
 }
 
@@ -146,29 +198,59 @@ function checked(s: ScenarioReport, id: InvariantId): boolean {
   return s.invariants === undefined || s.invariants === 'all' || s.invariants.includes(id)
 }
 
+/** `1 scenario`, `3 scenarios`. */
+const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`
+
+/** The scenario's folder (POSIX dirname of its file; `.` for a file in the working directory). */
+function folderOf(file: string): string {
+  const cut = file.lastIndexOf('/')
+  return cut < 0 ? '.' : file.slice(0, cut)
+}
+
+/**
+ * The invariant matrix, one table per scenario folder (in order of first appearance, so folders with failures
+ * come first), columns numbered as on the rest of the page. Each table sits in its own horizontally scrolled
+ * box, so a folder with many scenarios never widens the page.
+ */
 function invariantMatrix(scenarios: readonly ScenarioReport[]): string[] {
   if (scenarios.length === 0) return []
+  const groups = new Map<string, Array<{ s: ScenarioReport; number: number }>>()
+  scenarios.forEach((s, i) => {
+    const folder = folderOf(s.file)
+    const group = groups.get(folder) ?? []
+    group.push({ s, number: i + 1 })
+    groups.set(folder, group)
+  })
   const out = [
-    '<p class="muted">Rows: §12 invariants; columns: scenarios by number. ✓ checked, no violation · ✗n n violations · · not checked' +
-      ' (not selected, skipped or errored).</p>',
-    '<table class="matrix">',
-    `<tr><th class="inv">invariant</th><th>fails</th>${scenarios.map((s, i) => `<th title="${htmlText(s.name)}">${i + 1}</th>`).join('')}` +
-      '</tr>',
+    '<p class="muted">Rows: §12 invariants; columns: scenarios by number, one table per scenario folder. ✓ checked, no violation ·' +
+      ' ✗n n violations · · not checked (not selected, skipped or errored).</p>',
+    '<div class="matrix-groups">',
   ]
-  for (const id of INVARIANT_IDS) {
-    const cells: string[] = []
-    let fails = 0
-    for (const s of scenarios) {
-      const violations = s.violations.filter((v) => v.id === id).length
-      if (violations > 0) fails++
-      const title = htmlText(`${id} · ${s.name}`)
-      if (violations > 0) cells.push(`<td class="fail" title="${title}">✗${violations}</td>`)
-      else if (checked(s, id)) cells.push(`<td class="pass" title="${title}">✓</td>`)
-      else cells.push(`<td class="none" title="${title}">·</td>`)
+  for (const [folder, members] of groups) {
+    const heads = members.map(({ s, number }) =>
+      `<th${isProblem(s.status) ? ' class="problem"' : ''} title="${htmlText(s.name)}"><a href="#s-${number}">${number}</a></th>`)
+    out.push(
+      '<div class="matrix-box">',
+      `<div class="matrix-title">${htmlText(folder)} <span class="muted">(${plural(members.length, 'scenario')})</span></div>`,
+      '<table class="matrix">',
+      `<tr><th class="inv">invariant</th><th>fails</th>${heads.join('')}</tr>`,
+    )
+    for (const id of INVARIANT_IDS) {
+      const cells: string[] = []
+      let fails = 0
+      for (const { s } of members) {
+        const violations = s.violations.filter((v) => v.id === id).length
+        if (violations > 0) fails++
+        const title = htmlText(`${id} · ${s.name}`)
+        if (violations > 0) cells.push(`<td class="fail" title="${title}">✗${violations}</td>`)
+        else if (checked(s, id)) cells.push(`<td class="pass" title="${title}">✓</td>`)
+        else cells.push(`<td class="none" title="${title}">·</td>`)
+      }
+      out.push(`<tr><th class="inv">${id}</th>${num(fails)}${cells.join('')}</tr>`)
     }
-    out.push(`<tr><th class="inv">${id}</th>${num(fails)}${cells.join('')}</tr>`)
+    out.push('</table>', '</div>')
   }
-  out.push('</table>')
+  out.push('</div>')
   return out
 }
 
@@ -187,13 +269,14 @@ function pathCoverage(scenarios: readonly ScenarioReport[]): string[] {
   const out = [
     '<h2 id="paths">Path coverage</h2>',
     `<p class="muted">${rows.filter(([, e]) => e.reached > 0).length} of ${rows.length} paths reached.</p>`,
+    '<div class="table-box">',
     '<table class="paths">',
     '<tr><th>path</th><th>reached</th><th>scenarios</th></tr>',
   ]
   for (const [path, entry] of rows) {
     out.push(`<tr><td><code>${htmlText(path)}</code></td>${num(entry.reached)}<td>${entry.scenarios.join(', ') || '–'}</td></tr>`)
   }
-  out.push('</table>')
+  out.push('</table>', '</div>')
   return out
 }
 
@@ -202,13 +285,14 @@ function scenarioSection(s: ScenarioReport, number: number): string[] {
     `<section class="scenario" id="s-${number}">`,
     `<h3>${number}. ${statusCell(s.status)} ${htmlText(s.name)}</h3>`,
     `<p class="muted"><code>${htmlText(s.file)}</code> · subject ${htmlText(s.subject)} · seed ${s.seed}` +
-      ` · dialect ${htmlText(s.dialect)}</p>`,
+      ` · dialect ${htmlText(s.dialect)} · ${artifactLinks(s.artifacts)}</p>`,
   ]
   if (s.skipReason !== undefined) out.push(`<p>Skipped: ${htmlText(s.skipReason)}</p>`)
   if (s.error !== undefined) out.push(`<p class="status-error">Error (${htmlText(s.errorKind ?? 'internal')}): ${htmlText(s.error)}</p>`)
-  if (s.timeline !== undefined) out.push(...timelineFigure(s, s.timeline))
+  const figures = s.timeline === undefined ? [] : timelineFigure(s, s.timeline)
   const bars = cacheBars(s)
-  if (bars !== null) out.push(...cacheFigure(s, bars))
+  if (bars !== null) figures.push(...cacheFigure(s, bars))
+  if (figures.length > 0) out.push('<div class="figures">', ...figures, '</div>')
   out.push(...violationsTable(s), ...expectationsTable(s))
   if (s.paths !== undefined) {
     const reached = s.paths.filter((p) => p.reached > 0).map((p) => `<code>${htmlText(p.path)}</code> ×${p.reached}`)
@@ -330,10 +414,12 @@ function violationsTable(s: ScenarioReport): string[] {
   if (s.status !== 'passed' && s.status !== 'failed') return []
   if (s.violations.length === 0) return ['<p class="status-passed">No invariant violations.</p>']
   return [
+    '<div class="table-box">',
     '<table class="violations">',
     '<tr><th>invariant</th><th>seq</th><th>message</th></tr>',
     ...s.violations.map((v) => `<tr><td>${v.id}</td>${num(v.seq)}<td>${htmlText(v.message)}</td></tr>`),
     '</table>',
+    '</div>',
   ]
 }
 
@@ -343,10 +429,12 @@ const FAIL_MARK = '<span class="status-failed">✗</span>'
 function expectationsTable(s: ScenarioReport): string[] {
   if (s.expectations.length === 0) return []
   return [
+    '<div class="table-box">',
     '<table class="expectations">',
     '<tr><th></th><th>expectation</th><th>expected</th><th>actual</th></tr>',
     ...s.expectations.map((e) => `<tr><td>${e.passed ? PASS_MARK : FAIL_MARK}</td>` +
       `<td><code>${htmlText(e.name)}</code></td><td>${htmlText(e.expected)}</td><td>${htmlText(e.actual)}</td></tr>`),
     '</table>',
+    '</div>',
   ]
 }

@@ -11,6 +11,6 @@ export type { ReportedPath, ScenarioTimeline, TimelineMarker, TimelineMarkerKind
 export { renderPretty, PRETTY_HEADLINE_CHARS_MAX, type PrettyOptions } from './pretty.ts'
 export { renderMarkdown, markdownCell, markdownCode, markdownFence } from './markdown.ts'
 export { renderJunit, xmlAttribute, xmlText, JUNIT_MESSAGE_CHARS_MAX } from './junit.ts'
-export { renderHtml, htmlText, inlineJson } from './html.ts'
+export { renderHtml, htmlText, inlineJson, failedFirst, artifactHref } from './html.ts'
 export { lineChartSvg, stackedBarChartSvg, escapeXml, niceAxis, svgNumber, tickLabel } from './svg.ts'
 export { validateRunReport, isRunReport, jsonPath } from './validate.ts'

@@ -39,6 +39,8 @@ describe('sim root', () => {
         sim report <command>  Work with report folders (merge shards)
         sim fuzz              Model-based fuzzing: random sessions, faults, shrinking
                               to a scenario
+        sim init              Scaffold conformance for your adapter: subject, test, CI
+                              workflow
 
       Options:
             --color    Colour output; --no-color disables it                 [boolean]

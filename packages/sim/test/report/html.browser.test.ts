@@ -1,23 +1,41 @@
 /**
- * Issue #9 "Done when": `sim run … --reporter html` writes an `index.html` that Debian's headless
+ * Issues #9 and #17 "Done when": `sim run … --reporter html` writes an `index.html` that Debian's headless
  * Chromium (driven by playwright-core through `executablePath`) opens offline with no console error and no
- * network request, and whose charts rendered: per scenario one pressure timeline with one circle per
- * request and one marker per compaction/prune/offload event, and one cached/uncached bar per request;
- * the invariant matrix. A missing browser FAILS this test (`.ci/run` installs `chromium`).
+ * network request, and whose charts rendered (per scenario one pressure timeline with one circle per request
+ * and one marker per compaction/prune/offload event, one cached/uncached bar per request; the invariant
+ * matrix). At a 1400 px viewport the page never scrolls sideways — not even with a matrix of 140 scenario
+ * columns, which scrolls inside its own box — failed and errored scenarios come first, and every scenario's
+ * log, manifest and capture link resolves to a file of the output folder; a screenshot is written.
+ *
+ * The input is a real catalog slice (`scenarios/smoke`, `scenarios/cache`) run under the deliberately broken
+ * example subject (checkpoint provenance reversed: INV-14 fails wherever a checkpoint is written), plus one
+ * schema-invalid scenario (an `error` row). One Chromium serves the whole file. A missing browser FAILS this
+ * test (`.ci/run` installs `chromium`). No duration is asserted; the timeouts are for a loaded 2-core machine.
  */
-import { readFile } from 'node:fs/promises'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { INVARIANT_IDS } from '../../src/checker/types.ts'
-import type { RunReport } from '../../src/report/types.ts'
-import { REPO_ROOT, runSim, tempDir } from '../cli/run-sim.ts'
-import { openOffline } from '../support/offline-page.ts'
+import { failedFirst, renderHtml } from '../../src/report/html.ts'
+import type { RunReport, ScenarioArtifacts, ScenarioReport } from '../../src/report/types.ts'
+import { REPO_ROOT, runSim, tempDir, type SimRun } from '../cli/run-sim.ts'
+import { launchChromium, openOffline } from '../support/offline-page.ts'
+
+/** The viewport of the layout checks (issue #17). */
+const VIEWPORT = { width: 1400, height: 900 }
+const BROKEN_SUBJECT = `module:${join(REPO_ROOT, 'examples/subject-core-adapter/broken/subject.ts')}`
+/** Generous: the run below starts 7 sessions on a machine shared by many processes. */
+const RUN_TIMEOUT_MS = 300_000
+const PAGE_TIMEOUT_MS = 120_000
 
 /** What the page showed, gathered in one `evaluate`. */
 interface Rendered {
   sections: Array<{
     id: string
+    status: string
     timelines: number
     points: number
     pressurePaths: number
@@ -28,7 +46,9 @@ interface Rendered {
     barRects: number
     svgSizes: Array<[number, number]>
   }>
+  summaryStatuses: string[]
   matrixRows: number
+  matrixTables: number
   svgTotal: number
 }
 
@@ -37,10 +57,12 @@ interface Rendered {
  * library, and a string keeps DOM names out of the type check.
  */
 const PROBE = `(() => {
+  const statusOf = (root) => root.querySelector('.status').className.replace(/^.*status-/, '')
   const sections = [...document.querySelectorAll('section.scenario')].map((section) => {
     const pressure = [...section.querySelectorAll('svg.line-chart path.pressure')]
     return {
       id: section.id,
+      status: statusOf(section),
       timelines: section.querySelectorAll('svg.line-chart').length,
       points: section.querySelectorAll('svg.line-chart circle.point').length,
       pressurePaths: pressure.length,
@@ -55,69 +77,206 @@ const PROBE = `(() => {
       }),
     }
   })
-  return { sections, matrixRows: document.querySelectorAll('table.matrix tr').length, svgTotal: document.querySelectorAll('svg').length }
+  return {
+    sections,
+    summaryStatuses: [...document.querySelectorAll('table.summary tr')].slice(1).map(statusOf),
+    matrixRows: document.querySelectorAll('table.matrix tr').length,
+    matrixTables: document.querySelectorAll('table.matrix').length,
+    svgTotal: document.querySelectorAll('svg').length,
+  }
 })()`
+
+/** The page's layout at its viewport: the page's and each matrix box's scroll and client widths, and every link. */
+interface Layout {
+  scrollWidth: number
+  innerWidth: number
+  clientWidth: number
+  bodyWidth: number
+  boxes: Array<{ scrollWidth: number; clientWidth: number; right: number }>
+  links: Array<{ text: string; href: string; section: string | null }>
+  anchors: string[]
+}
+
+const LAYOUT = `(() => ({
+  scrollWidth: document.documentElement.scrollWidth,
+  innerWidth: window.innerWidth,
+  clientWidth: document.documentElement.clientWidth,
+  bodyWidth: document.body.getBoundingClientRect().width,
+  boxes: [...document.querySelectorAll('.matrix-box')].map((box) => ({
+    scrollWidth: box.scrollWidth, clientWidth: box.clientWidth, right: box.getBoundingClientRect().right,
+  })),
+  links: [...document.querySelectorAll('a[href]')].filter((a) => !a.getAttribute('href').startsWith('#'))
+    .map((a) => ({ text: a.textContent, href: a.href, section: a.closest('section.scenario')?.id ?? null })),
+  anchors: [...document.querySelectorAll('a[href^="#"]')].map((a) => a.getAttribute('href').slice(1))
+    .filter((id) => document.getElementById(id) === null),
+}))()`
 
 let tmp: { dir: string; cleanup: () => Promise<void> }
 let browser: Browser | undefined
+let out: string
+let run: SimRun
+let report: RunReport
 
 beforeAll(async () => {
   tmp = await tempDir()
-})
+  browser = await launchChromium()
+  // A schema-invalid scenario: an `error` row among the failures.
+  const bad = join(tmp.dir, 'bad', 'bad-seed.yaml')
+  await mkdir(join(tmp.dir, 'bad'))
+  await writeFile(bad, 'name: bad-seed\nseed: x\n')
+  out = join(tmp.dir, 'slice')
+  run = await runSim([
+    'run', join(REPO_ROOT, 'scenarios/smoke/*.yaml'), join(REPO_ROOT, 'scenarios/cache/*.yaml'), bad,
+    '--subject', BROKEN_SUBJECT, '--out-dir', out, '--reporter', 'html',
+  ])
+  report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as RunReport
+}, RUN_TIMEOUT_MS)
 afterAll(async () => {
   await browser?.close()
-  await tmp.cleanup()
+  await tmp?.cleanup()
 })
 
+/** The browser launched in `beforeAll`. */
+function theBrowser(): Browser {
+  if (browser === undefined) throw new Error('Chromium did not launch (see beforeAll)')
+  return browser
+}
+
 describe('sim run --reporter html in headless Chromium', () => {
-  it('writes index.html that renders offline with no console error, one timeline per scenario and counts matching the report', async () => {
-    const out = join(tmp.dir, 'smoke')
-    const run = await runSim(['run', join(REPO_ROOT, 'scenarios/smoke/*.yaml'), '--out-dir', out, '--reporter', 'html'])
-    expect(run.exitCode).toBe(0)
+  it('ran a slice with failed, passed and errored scenarios (the input of the page tests)', () => {
+    // 2 (input error: the invalid scenario) outranks 1 (failed scenarios).
+    expect(run.exitCode, run.stderr).toBe(2)
     expect(run.stderr).toContain('index.html')
-    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as RunReport
+    expect(report.summary).toMatchObject({ total: 8, error: 1 })
+    expect(report.summary.failed).toBeGreaterThan(0)
+    expect(report.summary.passed).toBeGreaterThan(0)
+    // Run order interleaves them, so failed-first is a real reordering.
+    const statuses = report.scenarios.map((s) => s.status)
+    expect(statuses.indexOf('passed')).toBeLessThan(statuses.lastIndexOf('failed'))
+  })
+
+  it('renders offline with no console error, one timeline per scenario that ran and counts matching the report', async () => {
     const html = await readFile(join(out, 'index.html'), 'utf8')
-    expect(html).not.toMatch(/https?:|\b(?:src|srcset|action)\s*=|href\s*=\s*"(?!#)|url\(|@import/i)
+    expect(html).not.toMatch(/https?:|\b(?:src|srcset|action)\s*=|url\(|@import/i)
+    const { context, page, requests, problems } = await openOffline(join(out, 'index.html'), { browser: theBrowser() })
+    try {
+      // Scripts are off in this context: the page needs none; `evaluate` still runs the test's probe.
+      const rendered = await page.evaluate(PROBE) as Rendered
+      expect(requests).toEqual([])
+      expect(problems).toEqual([])
+      const shown = failedFirst(report.scenarios)
+      const ran = shown.filter((s) => s.timeline !== undefined)
+      expect(ran.length).toBe(report.scenarios.length - 1)
+      expect(rendered.svgTotal).toBe(2 * ran.length)
+      // One matrix per scenario folder: smoke, cache and the invalid scenario's.
+      expect(rendered.matrixTables).toBe(3)
+      expect(rendered.matrixRows).toBe(3 * (INVARIANT_IDS.length + 1))
+      expect(rendered.sections.map((s) => s.id)).toEqual(shown.map((_, i) => `s-${i + 1}`))
+      shown.forEach((scenario, i) => {
+        const section = rendered.sections[i]
+        expect(section).toBeDefined()
+        if (section === undefined) return
+        expect(section.status).toBe(scenario.status)
+        const timeline = scenario.timeline
+        if (timeline === undefined) {
+          expect(scenario.status).toBe('error')
+          expect(section.svgSizes).toEqual([])
+          return
+        }
+        const requestCount = scenario.counts?.requests ?? -1
+        expect(section.timelines).toBe(1)
+        expect(section.points).toBe(requestCount)
+        expect(section.pressurePaths).toBe(1)
+        expect(section.pressureLength).toBeGreaterThan(0)
+        expect(section.thresholds).toBe(timeline.points.some((p) => p.thresholdTokens !== null) ? 1 : 0)
+        expect(section.markers).toBe(timeline.markers.length)
+        expect(timeline.markers.filter((m) => m.kind === 'compaction-start').length).toBe(scenario.counts?.brackets)
+        // One bar (a cached and an uncached rect) per captured request.
+        expect(scenario.cache?.requests.length).toBe(requestCount)
+        expect(section.bars).toBe(requestCount)
+        expect(section.barRects).toBe(2 * requestCount)
+        for (const [width, height] of section.svgSizes) {
+          expect(width).toBeGreaterThan(100)
+          expect(height).toBeGreaterThan(50)
+        }
+      })
+      // basic-pressure fails (its checkpoint) and is the first failure in run order: section 1, one bracket, a threshold line.
+      expect(shown[0]?.name).toBe('basic-pressure')
+      expect(rendered.sections[0]).toMatchObject({ status: 'failed', markers: 2, thresholds: 1 })
+    } finally {
+      await context.close()
+    }
+  }, PAGE_TIMEOUT_MS)
 
-    const opened = await openOffline(join(out, 'index.html'))
-    browser = opened.browser
-    const { page, requests, problems } = opened
-    const screenshot = await page.screenshot({ fullPage: true })
-    expect(screenshot.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a')
-    expect(screenshot.length).toBeGreaterThan(30_000)
+  it('at 1400 px: no sideways scroll, failed and errored first, links to existing artifacts, and a screenshot', async () => {
+    const { context, page, problems } = await openOffline(join(out, 'index.html'), { browser: theBrowser(), viewport: VIEWPORT })
+    try {
+      const layout = await page.evaluate(LAYOUT) as Layout
+      const rendered = await page.evaluate(PROBE) as Rendered
+      expect(problems).toEqual([])
+      expect(layout.innerWidth).toBe(VIEWPORT.width)
+      expect(layout.scrollWidth).toBeLessThanOrEqual(layout.innerWidth)
+      // The page uses the width it has: the body spans the viewport but a vertical scroll bar (no fixed page width).
+      expect(layout.bodyWidth).toBe(layout.clientWidth)
+      expect(layout.clientWidth).toBeGreaterThan(VIEWPORT.width - 30)
+      for (const box of layout.boxes) expect(box.right).toBeLessThanOrEqual(VIEWPORT.width)
 
-    // Scripts are off in this context: the page needs none; `evaluate` still runs the test's probe.
-    const rendered = await page.evaluate(PROBE) as Rendered
-    expect(requests).toEqual([])
-    expect(problems).toEqual([])
-    expect(report.scenarios.length).toBe(3)
-    expect(rendered.svgTotal).toBe(2 * report.scenarios.length)
-    expect(rendered.matrixRows).toBe(INVARIANT_IDS.length + 1)
-    expect(rendered.sections.map((s) => s.id)).toEqual(report.scenarios.map((_, i) => `s-${i + 1}`))
-    report.scenarios.forEach((scenario, i) => {
-      const section = rendered.sections[i]
-      const timeline = scenario.timeline
-      expect(timeline).toBeDefined()
-      expect(section).toBeDefined()
-      if (section === undefined || timeline === undefined) return
-      const requestCount = scenario.counts?.requests ?? -1
-      expect(section.timelines).toBe(1)
-      expect(section.points).toBe(requestCount)
-      expect(section.pressurePaths).toBe(1)
-      expect(section.pressureLength).toBeGreaterThan(0)
-      expect(section.thresholds).toBe(timeline.points.some((p) => p.thresholdTokens !== null) ? 1 : 0)
-      expect(section.markers).toBe(timeline.markers.length)
-      expect(timeline.markers.filter((m) => m.kind === 'compaction-start').length).toBe(scenario.counts?.brackets)
-      // One bar (a cached and an uncached rect) per captured request.
-      expect(scenario.cache?.requests.length).toBe(requestCount)
-      expect(section.bars).toBe(requestCount)
-      expect(section.barRects).toBe(2 * requestCount)
-      for (const [width, height] of section.svgSizes) {
-        expect(width).toBeGreaterThan(100)
-        expect(height).toBeGreaterThan(50)
+      const rank = (status: string): number => (status === 'failed' || status === 'error' ? 0 : 1)
+      for (const statuses of [rendered.summaryStatuses, rendered.sections.map((s) => s.status)]) {
+        expect(statuses.length).toBe(report.scenarios.length)
+        expect(statuses.map(rank)).toEqual(statuses.map(rank).toSorted((a, b) => a - b))
+        expect(statuses.filter((s) => rank(s) === 0).length).toBe(report.summary.failed + report.summary.error)
       }
-    })
-    // basic-pressure compacts once: its timeline has a bracket's start and end markers and a threshold line.
-    expect(rendered.sections[0]).toMatchObject({ markers: 2, thresholds: 1 })
-  }, 60_000)
+
+      // Every `#` link has its target; every other link is a scenario artifact that exists in the output folder.
+      expect(layout.anchors).toEqual([])
+      const withArtifacts = report.scenarios.filter((s): s is ScenarioReport & { artifacts: ScenarioArtifacts } => s.artifacts !== undefined)
+      expect(withArtifacts.length).toBe(report.scenarios.length - 1)
+      // Three links (log, manifest, capture) in the summary table and three in the scenario's section.
+      expect(layout.links.length).toBe(6 * withArtifacts.length)
+      for (const link of layout.links) {
+        expect(link.href.startsWith('file://'), link.href).toBe(true)
+        const path = fileURLToPath(link.href)
+        expect(path.startsWith(`${out}/`), path).toBe(true)
+        expect((await stat(path)).isFile(), path).toBe(true)
+      }
+      const expected = withArtifacts.flatMap((s) => [s.artifacts.log, s.artifacts.manifest, s.artifacts.requests]).map((p) => join(out, p))
+      expect(new Set(layout.links.map((l) => fileURLToPath(l.href)))).toEqual(new Set(expected))
+      expect(layout.links.filter((l) => l.section !== null).map((l) => l.text).slice(0, 3)).toEqual(['log', 'manifest', 'capture'])
+
+      const screenshot = await page.screenshot({ fullPage: true, path: join(tmp.dir, 'report-1400.png') })
+      expect(screenshot.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a')
+      expect(screenshot.length).toBeGreaterThan(30_000)
+      expect((await stat(join(tmp.dir, 'report-1400.png'))).size).toBe(screenshot.length)
+    } finally {
+      await context.close()
+    }
+  }, PAGE_TIMEOUT_MS)
+
+  it('a matrix of 140 scenarios in one folder scrolls inside its own box, and the page still does not scroll sideways', async () => {
+    // The slice's scenarios, 20 times over, in one folder: ~140 matrix columns, far wider than 1400 px.
+    const many = Array.from({ length: 20 }, (_, copy) => report.scenarios.map((s) => ({
+      ...s, name: `${s.name}-${copy}`, file: `scenarios/wide/${copy}-${s.file.split('/').at(-1) ?? ''}`,
+    }))).flat()
+    const wide: RunReport = { ...report, scenarios: many }
+    const file = join(out, 'wide.html')
+    await writeFile(file, renderHtml(wide))
+    const { context, page, problems } = await openOffline(file, { browser: theBrowser(), viewport: VIEWPORT })
+    try {
+      const layout = await page.evaluate(LAYOUT) as Layout
+      expect(problems).toEqual([])
+      expect(layout.scrollWidth).toBeLessThanOrEqual(layout.innerWidth)
+      expect(layout.boxes.length).toBe(1)
+      const box = layout.boxes[0]
+      expect(box).toBeDefined()
+      if (box === undefined) return
+      // The overflow is the box's own: its content is wider than the box, and the box ends inside the viewport.
+      expect(box.scrollWidth).toBeGreaterThan(box.clientWidth)
+      expect(box.right).toBeLessThanOrEqual(VIEWPORT.width)
+      // The links still point at the (shared) artifacts, which exist.
+      for (const link of layout.links.slice(0, 6)) expect(existsSync(fileURLToPath(link.href)), link.href).toBe(true)
+    } finally {
+      await context.close()
+    }
+  }, PAGE_TIMEOUT_MS)
 })

@@ -1,14 +1,16 @@
 /**
- * The HTML report (issue #9): the hand-rolled SVG charts are snapshot-tested on a small fixed input; the
- * page is byte-deterministic, references nothing outside itself, escapes every report string, embeds the
- * report as inert JSON, and renders the invariant matrix and the optional path-coverage table from the data.
+ * The HTML report (issues #9 and #17): the hand-rolled SVG charts are snapshot-tested on a small fixed input;
+ * the page is byte-deterministic, fetches nothing and links only to each scenario's artifacts (relative,
+ * percent-encoded), shows failed and errored scenarios first, escapes every report string, embeds the report
+ * as inert JSON, and renders the invariant matrix (one table per scenario folder) and the optional
+ * path-coverage table from the data.
  */
 import { describe, expect, it } from 'vitest'
 import { INVARIANT_IDS } from '../../src/checker/types.ts'
-import { htmlText, inlineJson, renderHtml } from '../../src/report/html.ts'
+import { artifactHref, failedFirst, htmlText, inlineJson, renderHtml } from '../../src/report/html.ts'
 import { lineChartSvg, niceAxis, stackedBarChartSvg, svgNumber, tickLabel } from '../../src/report/svg.ts'
 import type { RunReport, ScenarioReport, ScenarioTimeline } from '../../src/report/types.ts'
-import { failed, mixedReport, passed, reportOf } from './sample-report.ts'
+import { errored, failed, mixedReport, passed, reportOf, skipped } from './sample-report.ts'
 
 const timeline: ScenarioTimeline = {
   events: 40,
@@ -135,13 +137,54 @@ describe('svg charts', () => {
 describe('renderHtml', () => {
   const report = reportOf([charted, failed, mixedReport.scenarios[2] as ScenarioReport, mixedReport.scenarios[3] as ScenarioReport])
 
-  it('is byte-deterministic and references nothing outside the page', () => {
+  it('is byte-deterministic, fetches nothing and links only to #anchors and the artifacts of the report', () => {
     const html = renderHtml(report)
     expect(renderHtml(structuredClone(report))).toBe(html)
     expect(html.startsWith('<!doctype html>\n')).toBe(true)
     expect(html.endsWith('</html>\n')).toBe(true)
-    expect(html).not.toMatch(/https?:|\/\/[a-z]|\b(?:src|srcset|action)\s*=|href\s*=\s*"(?!#)|url\(|@import/i)
+    expect(html).not.toMatch(/https?:|\/\/[a-z]|\b(?:src|srcset|action)\s*=|url\(|@import/i)
     expect(html).toContain(`content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"`)
+    const hrefs = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1] ?? '')
+    const artifacts = Object.values(passed.artifacts ?? {})
+    expect(new Set(hrefs.filter((h) => !h.startsWith('#')))).toEqual(new Set(artifacts))
+    // Twice each: the summary table's files column and the scenario's own section.
+    for (const path of artifacts) expect(hrefs.filter((h) => h === path).length).toBe(2)
+  })
+
+  it('shows failed and errored scenarios first, then the rest, each group in run order, numbered in that order', () => {
+    const order = failedFirst([passed, failed, skipped, errored, { ...passed, name: 'second-pass' }, { ...failed, name: 'second-fail' }])
+    expect(order.map((s) => `${s.status}:${s.name}`)).toEqual([
+      'failed:threshold-edge', 'error:bad', 'failed:second-fail', 'passed:basic', 'skipped:threshold-edge', 'passed:second-pass',
+    ])
+    const html = renderHtml(reportOf([passed, skipped, failed, errored]))
+    const summaryRows = html.split('\n').filter((line) => line.startsWith('<tr><td class="num"><a href="#s-'))
+    const numberAndStatus = /^<tr><td class="num"><a href="#s-(\d+)">\d+<\/a><\/td><td><span class="status status-(\w+)">/
+    expect(summaryRows.map((r) => numberAndStatus.exec(r)?.slice(1))).toEqual([
+      ['1', 'failed'], ['2', 'error'], ['3', 'passed'], ['4', 'skipped'],
+    ])
+    const sections = /<section class="scenario" id="(s-\d+)">\n<h3>\d+\. <span class="status status-(\w+)"/g
+    expect([...html.matchAll(sections)].map((m) => m.slice(1)))
+      .toEqual([['s-1', 'failed'], ['s-2', 'error'], ['s-3', 'passed'], ['s-4', 'skipped']])
+    expect(html).toContain('<p class="muted">Failed and errored scenarios first (2), then the rest in run order; files:')
+    expect(renderHtml(reportOf([passed, skipped]))).toContain('<p class="muted">In run order (none failed or errored); files:')
+    // The embedded report keeps the run order.
+    const json = /<script type="application\/json" id="report-data">(.*)<\/script>/.exec(html)?.[1] ?? ''
+    expect((JSON.parse(json) as RunReport).scenarios.map((s) => s.status)).toEqual(['passed', 'skipped', 'failed', 'error'])
+  })
+
+  it('links each scenario\'s log, manifest and capture relatively, percent-encoded; a rooted path gets no link', () => {
+    expect(artifactHref('smoke--basic.jsonl')).toBe('smoke--basic.jsonl')
+    expect(artifactHref('a b/c#d?.jsonl')).toBe('a%20b/c%23d%3F.jsonl')
+    expect(artifactHref('../up/x.jsonl')).toBe('../up/x.jsonl')
+    expect(artifactHref('javascript:alert(1)')).toBe('javascript%3Aalert(1)')
+    expect([artifactHref('/etc/passwd'), artifactHref('C:/x.jsonl'), artifactHref('')]).toEqual([null, null, null])
+    const odd: ScenarioReport = { ...failed, artifacts: { log: 'x y.jsonl', manifest: '/abs/x.manifest.json', requests: 'q"<.jsonl' } }
+    const html = renderHtml(reportOf([odd]))
+    expect(html.split('\n').find((line) => line.startsWith('<tr><td class="num">'))?.replace(/^.*<td>(<span class="artifacts">)/, '$1'))
+      .toMatchInlineSnapshot(`
+        "<span class="artifacts"><a href="x%20y.jsonl" title="x y.jsonl">log</a> · <span title="/abs/x.manifest.json">manifest</span> · <a href="q%22%3C.jsonl" title="q&quot;&lt;.jsonl">capture</a></span></td></tr>"
+      `)
+    expect(renderHtml(reportOf([errored]))).toContain('<td><span class="muted">–</span></td></tr>')
   })
 
   it('draws one timeline for each scenario with a timeline: a circle per request, a marker per event, bracket spans by id', () => {
@@ -158,19 +201,30 @@ describe('renderHtml', () => {
     expect(renderHtml(reportOf([passed]))).not.toContain('<svg')
   })
 
-  it('renders the invariant matrix: a row per §12 id, ✗n where a scenario violated it, · where it was not checked', () => {
+  it('renders the invariant matrix per scenario folder: a row per §12 id, ✗n where a scenario violated it, · where not checked', () => {
     const html = renderHtml(report)
-    const rows = html.split('\n').filter((line) => line.startsWith('<tr><th class="inv">INV-'))
-    expect(rows.length).toBe(INVARIANT_IDS.length)
-    const row = (id: string): string => rows.find((r) => r.startsWith(`<tr><th class="inv">${id}<`)) ?? ''
-    // INV-12: passed scenario (all) ✓, failed scenario ✗1, skipped and errored ·; fails column 1.
-    expect(row('INV-12').match(/<td class="(?:pass|fail|none)"[^>]*>[^<]*</g)?.map((c) => c.replace(/^.*>/, '').replace('<', ''))).toEqual([
-      '✓', '✗1', '·', '·',
+    // Shown order: failed (policy), errored (.), passed (smoke), skipped (policy): folders in order of first appearance.
+    const title = /<div class="matrix-title">([^<]*) <span class="muted">\(([^)]*)\)<\/span><\/div>/g
+    const titles = [...html.matchAll(title)].map((m) => m.slice(1))
+    expect(titles).toEqual([['scenarios/policy', '2 scenarios'], ['.', '1 scenario'], ['scenarios/smoke', '1 scenario']])
+    expect(html.match(/<div class="matrix-box">\n<div class="matrix-title">[^\n]*\n<table class="matrix">/g)?.length).toBe(3)
+    const heads = html.split('\n').filter((line) => line.startsWith('<tr><th class="inv">invariant</th>'))
+    expect(heads).toEqual([
+      '<tr><th class="inv">invariant</th><th>fails</th><th class="problem" title="threshold-edge"><a href="#s-1">1</a></th>' +
+        '<th title="threshold-edge"><a href="#s-4">4</a></th></tr>',
+      '<tr><th class="inv">invariant</th><th>fails</th><th class="problem" title="bad"><a href="#s-2">2</a></th></tr>',
+      '<tr><th class="inv">invariant</th><th>fails</th><th title="basic"><a href="#s-3">3</a></th></tr>',
     ])
-    expect(row('INV-12')).toContain('<td class="num">1</td>')
+    const rows = html.split('\n').filter((line) => line.startsWith('<tr><th class="inv">INV-'))
+    expect(rows.length).toBe(3 * INVARIANT_IDS.length)
+    const cellsOf = (id: string): string[][] => rows.filter((r) => r.startsWith(`<tr><th class="inv">${id}<`))
+      .map((r) => [...r.matchAll(/<td class="(pass|fail|none)"[^>]*>([^<]*)</g)].map((m) => m[2] ?? ''))
+    // INV-12: failed ✗1 and skipped · (policy), errored · (.), passed ✓ (smoke).
+    expect(cellsOf('INV-12')).toEqual([['✗1', '·'], ['·'], ['✓']])
+    expect(rows.filter((r) => r.startsWith('<tr><th class="inv">INV-12<')).map((r) => /<td class="num">(\d+)<\/td>/.exec(r)?.[1]))
+      .toEqual(['1', '0', '0'])
     // INV-01 is not among the failed scenario's selected invariants (INV-12, INV-30).
-    const none = '<td class="none"'
-    expect(row('INV-01').match(/<td class="(pass|fail|none)"/g)).toEqual(['<td class="pass"', none, none, none])
+    expect(cellsOf('INV-01')).toEqual([['·', '·'], ['·'], ['✓']])
   })
 
   it('draws one cached/uncached bar per request of a cache section, outlining mismatches, with the aggregates', () => {
@@ -207,7 +261,8 @@ describe('renderHtml', () => {
     const html = renderHtml(withPaths)
     expect(html).toContain('<h2 id="paths">Path coverage</h2>')
     expect(html).toContain('1 of 2 paths reached.')
-    expect(html).toContain('<tr><td><code>pressure/compact</code></td><td class="num">2</td><td>1</td></tr>')
+    // The failed scenario is #1, so the charted one is #2.
+    expect(html).toContain('<tr><td><code>pressure/compact</code></td><td class="num">2</td><td>2</td></tr>')
     expect(html).toContain('<tr><td><code>overflow/retry</code></td><td class="num">0</td><td>–</td></tr>')
     expect(html).toContain('<p class="scenario-paths">Paths reached (1 of 2): <code>pressure/compact</code> ×2</p>')
   })
