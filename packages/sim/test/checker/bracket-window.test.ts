@@ -11,10 +11,10 @@ import { describe, expect, it } from 'vitest'
 import { checkLog, type CheckOptions } from '../../src/checker/run.ts'
 import { reportOf } from './support.ts'
 
-type Log = (typeof validConformanceLogs)[number]
+type Log = ReturnType<typeof validConformanceLogs>[number]
 
 function valid(name: string): Log {
-  const log = validConformanceLogs.find((l) => l.name === name)
+  const log = validConformanceLogs().find((l) => l.name === name)
   if (log === undefined) throw new Error(`the ${name} conformance log is missing`)
   return log
 }

@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
 import { checkLog } from '../../src/checker/run.ts'
 import { found, reportOf } from './support.ts'
 
-const BASE = validConformanceLogs.find((l) => l.name === 'crash-mid-step')
+const BASE = validConformanceLogs().find((l) => l.name === 'crash-mid-step')
 if (BASE === undefined) throw new Error('the crash-mid-step conformance log is missing')
 const MANIFEST: RunManifest | null = BASE.manifest ?? null
 

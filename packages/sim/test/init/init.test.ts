@@ -102,11 +102,14 @@ describe('sim init', () => {
     expect(conform.stderr).toContain('my-adapter conforms at level must (pack v1)')
   }, PACK_TIMEOUT_MS)
 
-  it('the generated conformance.test.mjs runs under a plain vitest (empty config): a crash and a smoke scenario pass', async () => {
+  it('the generated conformance.test.mjs runs under vitest (only the source condition added): a crash and a smoke scenario pass', async () => {
     const dir = await project('vitest')
     expect((await runSim(['init', '--dir', dir])).exitCode).toBe(0)
-    // The user's project would have no config at all; here an empty one stops vitest from finding packages/sim's.
-    await writeFile(join(dir, 'vitest.config.mjs'), 'export default {}\n')
+    // The user's project would have no config at all (the packed-install test runs it that way, against dist).
+    // In the repo there is no dist, so this config only adds the workspace's `source` export condition (and
+    // stops vitest from finding packages/sim's config).
+    const conditions = JSON.stringify(['source', 'module', 'node', 'development|production'])
+    await writeFile(join(dir, 'vitest.config.mjs'), `export default { resolve: { conditions: ${conditions} }, ssr: { resolve: { conditions: ${conditions} } } }\n`)
     const vitest = join(REPO_ROOT, 'node_modules', 'vitest', 'vitest.mjs')
     const args = [vitest, 'run', '--reporter=json', '--outputFile=result.json', '-t', 'fault-53-after-checkpoint|smoke/basic-pressure']
     const failure = await exec(process.execPath, args, { cwd: dir, env: cleanEnv(), timeout: PACK_TIMEOUT_MS - 60_000 })
