@@ -19,7 +19,7 @@ import { loadScenario } from '../../src/scenario/load.ts'
 import { resolveScenario, type ResolvedScenario } from '../../src/scenario/resolve.ts'
 import { serve, ServeConfigError } from '../../src/serve/serve.ts'
 import { REPO_ROOT, runSim, tempDir } from '../cli/run-sim.ts'
-import { startServe, type ServeChild } from './support/child.ts'
+import { SERVE_HOOK_TIMEOUT_MS, startServe, type ServeChild } from './support/child.ts'
 import { AnthropicSdkAdapter, OpenAiSdkAdapter } from './support/sdk-adapters.ts'
 import { runSdkSession } from './support/sdk-session.ts'
 
@@ -49,7 +49,7 @@ beforeAll(async () => {
     startServe(['--scenario', OVERFLOW, '--wire', 'anthropic', '--capture', join(dir, 'anthropic.capture.jsonl')]),
     startServe(['--host', '0.0.0.0']),
   ])
-}, 60_000)
+}, SERVE_HOOK_TIMEOUT_MS)
 afterAll(async () => {
   await Promise.all([python, openaiServe, anthropicServe, exposed].map((c) => c?.stop('SIGKILL')))
   await cleanup()
