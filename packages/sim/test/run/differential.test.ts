@@ -26,7 +26,7 @@ let report: RunReport
 beforeAll(async () => {
   tmp = await tempDir()
   report = await runScenarios([FILE], { outDir: tmp.dir, cwd: REPO_ROOT, subjects: [referenceSubject, dshSubject] })
-})
+}, 300_000)
 afterAll(async () => { await tmp.cleanup() })
 
 describe('sim run --subject reference,dsh', () => {
