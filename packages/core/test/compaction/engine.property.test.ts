@@ -161,5 +161,5 @@ describe('compaction engine properties (seeded)', () => {
       expect(log.state.lock.state).toBe('free')
       for (const r of requests) expect(r).toMatchObject({ purpose: 'compaction', maxTokens: 8192, tools: [TOOL] })
     }), fcParams({ numRuns: 100 }))
-  }, 30_000)
+  }, 120_000)
 })

@@ -155,5 +155,5 @@ describe('selectOffload properties (§6.3, INV-38)', () => {
         for (const t of targets) for (const idx of t.imageIndexes) expect(log.offloadedIndexes(t.seq).has(idx)).toBe(true)
       },
     ), fcParams({ numRuns: 100 }))
-  }, 30_000)
+  }, 60_000)
 })

@@ -39,5 +39,5 @@ describe('LiveEvents (checker model, design §6 bounded memory)', () => {
       }),
       fcParams({ numRuns: 100 }),
     )
-  }, 30_000)
+  }, 60_000)
 })

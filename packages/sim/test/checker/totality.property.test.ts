@@ -134,7 +134,7 @@ describe('checkLog is total', () => {
       await writeFile(path, apply(base.lines, edits))
       expectTotal(await checkLog(path, { dialect: base.dialect, manifest: null }))
     }), fcParams({ numRuns: Number(process.env["FUZZ_RUNS"] ?? 300) }))
-  }, 180_000)
+  }, 300_000)
 
   it('never throws or fails internally on mutated in-memory events, in either dialect', async () => {
     await fc.assert(fc.asyncProperty(fc.nat(), fc.array(editArb, { minLength: 1, maxLength: 4 }), fc.boolean(), async (pick, edits, rc8) => {
@@ -144,7 +144,7 @@ describe('checkLog is total', () => {
       })
       expectTotal(await checkLog(events, { dialect: rc8 ? 'dsh-0.1.0-rc.8' : 'seed' }))
     }), fcParams({ numRuns: Number(process.env["FUZZ_RUNS"] ?? 300) }))
-  }, 180_000)
+  }, 300_000)
 
   it('handles pathological values: deep nesting, huge seq gaps, non-JSON in-memory values', async () => {
     let deep: unknown = 'x'

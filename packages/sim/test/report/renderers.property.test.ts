@@ -80,7 +80,7 @@ describe('renderers over arbitrary strings', () => {
       expect(summaryRows).toBe(2 + r.scenarios.length)
       expect(renderMarkdown(structuredClone(r))).toBe(markdown)
     }), fcParams({ numRuns: 100 }))
-  }, 30_000)
+  }, 60_000)
 
   it('pretty CI output has one line per scenario and no ESC with colour off', () => {
     fc.assert(fc.property(report, (r) => {
@@ -92,5 +92,5 @@ describe('renderers over arbitrary strings', () => {
       expect(lines.filter((l) => /^(PASS |FAIL |SKIP |ERROR) /.test(l))).toHaveLength(r.scenarios.length)
       expect(renderPretty(structuredClone(r), { color: false, ci: true })).toBe(out)
     }), fcParams({ numRuns: 100 }))
-  }, 30_000)
+  }, 60_000)
 })

@@ -85,7 +85,7 @@ describe('parseScenario never throws anything but ScenarioError', () => {
     expect(() => checkContract(VALID)).not.toThrow()
     expect(parseScenario(VALID, FILE).name).toBe('fuzz')
     fc.assert(fc.property(mutatedValid, checkContract), fcParams({ numRuns: 400 }))
-  }, 300_000)
+  }, 600_000)
 
   it('on arbitrary JSON values serialised as YAML, at the root and in place of known keys', () => {
     const anyValue = fc.jsonValue({ maxDepth: 4 })
@@ -94,7 +94,7 @@ describe('parseScenario never throws anything but ScenarioError', () => {
       transcript: fc.oneof(anyValue, fc.constant({ generate: { generator: 'g', turns: 1 } })), faults: anyValue, expect: anyValue,
     }, { requiredKeys: [] })
     fc.assert(fc.property(fc.oneof(anyValue, doc), (value) => checkContract(stringify(value))), fcParams({ numRuns: 300 }))
-  }, 120_000)
+  }, 180_000)
 
   it('on deep nesting and alias chains', () => {
     const deep = fc.tuple(fc.integer({ min: 1, max: 3000 }), fc.constantFrom('[', '{a: ', '- ', '  - ')).map(([n, open]) => open.repeat(n))
