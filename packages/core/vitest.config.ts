@@ -6,5 +6,9 @@ export default defineProject({
   test: {
     name: 'core',
     include: ['test/**/*.test.ts'],
+    // Issue #18: vitest's 5 s default fails quick tests on a loaded machine; these defaults fit a 10× slower
+    // one. Property tests and tests that spawn processes declare their own bounds; none asserts a duration.
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
   },
 })

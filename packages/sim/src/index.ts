@@ -49,9 +49,12 @@ export type { DifferentialAspect, DifferentialDifference, DifferentialReport, Di
 export { Prng, isUint32, worldPrng, worldStream, type WorldStream } from './world/prng.ts'
 export { VirtualClock, CLOCK_ORIGIN_MS, CLOCK_STEP_MS, type VirtualClockOptions } from './world/clock.ts'
 export {
-  runCrashingSession, CrashPointMatcher, CRASH_TIMEOUT_MS_DEFAULT,
+  runCrashingSession, CrashPointMatcher, CRASH_STARTUP_MS_DEFAULT, CRASH_WATCHDOG_MS_DEFAULT,
   type CrashPoint, type CrashingSessionOptions, type CrashingSessionResult, type DurableAck,
 } from './world/crash.ts'
+export {
+  WatchdogError, WatchdogScaleError, watchdogScale, scaledWatchdogMs, WATCHDOG_SCALE_ENV,
+} from './world/watchdog.ts'
 export { createWorld, TurnReplyPlan, type World, type WorldOptions } from './run/world.ts'
 /** Scenario: YAML → validated `Scenario` (errors name file:line:column) → `ResolvedScenario` with every default applied. */
 export { loadScenario, parseScenario, type ScenarioLoadOptions } from './scenario/load.ts'

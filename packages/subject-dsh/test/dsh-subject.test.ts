@@ -41,13 +41,18 @@ describe('dsh subject', () => {
   })
 
   it('writes a byte-identical log on a second run (seeded ids, virtual clock)', async () => {
+    // The real clock and UUID source as they are before the runs; the subject must put these very functions back.
+    const realNow = Date.now
+    const realUuid = globalThis.crypto.randomUUID
     const first = await runScenario(SMOKE('basic-pressure.yaml'), { outDir: join(tmp.dir, 'a'), cwd: REPO_ROOT, subject: dshSubject })
     const second = await runScenario(SMOKE('basic-pressure.yaml'), { outDir: join(tmp.dir, 'b'), cwd: REPO_ROOT, subject: dshSubject })
     const text = async (dir: string, file: string | undefined): Promise<string> => readFile(join(tmp.dir, dir, file ?? 'missing'), 'utf8')
     const a = await text('a', first.artifacts?.log)
     expect(a.length).toBeGreaterThan(0)
     expect(await text('b', second.artifacts?.log)).toBe(a)
-    // The real clock is back outside the session (the virtual one starts at 2026-01-01).
+    // The real clock is back outside the session: the very function, not a stub that happens to differ.
+    expect(Date.now).toBe(realNow)
+    expect(globalThis.crypto.randomUUID).toBe(realUuid)
     expect(Date.now()).not.toBe(JSON.parse(a.split('\n')[0] ?? '{}').time)
   })
 

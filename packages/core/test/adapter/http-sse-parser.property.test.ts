@@ -59,7 +59,7 @@ describe(`SseParser (seed ${FC_SEED})`, () => {
       }),
       fcParams({ numRuns: 300 }),
     )
-  })
+  }, 60_000)
 
   it('parses OpenAI-style events, CR LF split across pieces, comments and multi-line data', () => {
     expect(ours(['data: {"a":1}\r', '\n\r\n: keep-alive\n\nevent: x\ndata: 1\ndata: 2\n\n', 'data: [DONE]\n\n'])).toEqual([

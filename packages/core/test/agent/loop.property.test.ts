@@ -147,5 +147,5 @@ describe('agent loop properties', () => {
       expect(reconstructionViolations(log.events, w.captures)).toEqual([])
       expect(w.ofType('llm/retry').filter((r) => ['CONTEXT_WINDOW_EXCEEDED', 'IMAGE_OFFLOAD_REQUIRED'].includes(r.data.failure.code))).toEqual([])
     }), fcParams({ numRuns: 60 }))
-  }, 120_000)
+  }, 60_000)
 })

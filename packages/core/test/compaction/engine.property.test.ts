@@ -160,6 +160,6 @@ describe('compaction engine properties (seeded)', () => {
       expect(log.state.surface.firstNegativePosition).toBe(-1)
       expect(log.state.lock.state).toBe('free')
       for (const r of requests) expect(r).toMatchObject({ purpose: 'compaction', maxTokens: 8192, tools: [TOOL] })
-    }), fcParams())
-  })
+    }), fcParams({ numRuns: 100 }))
+  }, 120_000)
 })

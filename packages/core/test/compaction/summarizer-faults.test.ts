@@ -5,14 +5,13 @@
  * manual runs use the idle point after turn 2 (span {3..28}).
  */
 import { describe, expect, it } from 'vitest'
-import { LlmSummarizer } from '../../src/compaction/summarizer.ts'
 import { CompactionConvergenceError, CompactionError, ManualCompactionError } from '../../src/compaction/errors.ts'
 import type { EventDraft, SessionEvent } from '../../src/log/events.ts'
 import type { ContentBlock } from '../../src/log/llm.ts'
-import { resolveCompactionConfig } from '../../src/policy/config.ts'
+import { COMPACTION_INSTRUCTION } from '../../src/constants.ts'
 import { expectBracketInvariants } from './support/invariants.ts'
 import {
-  admission, bench, BETWEEN_TURNS_2_3, failReply, rejectionOf, SHORT_SUMMARY, summaryReply, type Bench,
+  admission, bench, BETWEEN_TURNS_2_3, failReply, rejectionOf, ROUTE, SHORT_SUMMARY, summaryReply, type Bench,
 } from './support/bench.ts'
 
 const SURFACE_3_2 = [2, 3, 10, 15, 23, 28, 37, 42, 47, 49]
@@ -247,7 +246,33 @@ describe('§13.2 summarizer faults', () => {
     expect(['rawOutput', 'llmStreamCall', 'maxTokens', 'usage'].filter((k) => k in data)).toEqual([])
     expect(b.adapter.requests).toHaveLength(0)
     expectBracketInvariants(b.log)
-    expect(new LlmSummarizer({ runtime: b.runtime, log: b.log, policy: resolveCompactionConfig({}), newInstructionId: () => 'i' })).toBeDefined()
+
+    // Without an override the engine asks the model itself with the §8.2 request, closed by the §8.3 instruction.
+    const plain = bench()
+    await plain.engine.compactIfNeeded('pressure')
+    expect(plain.adapter.requests).toHaveLength(1)
+    const request = plain.adapter.requests[0] as (typeof plain.adapter.requests)[number]
+    expect([request.purpose, request.provider, request.model, request.maxTokens, request.sessionId]).toEqual([
+      'compaction', ROUTE.provider, ROUTE.model, 8192, 'session-1',
+    ])
+    expect(['reasoningEffort', 'temperature', 'stop'].filter((k) => k in request)).toEqual([])
+    expect(request.messages[0]?.role).toBe('system')
+    const instruction = request.messages.at(-1)
+    expect(instruction).toEqual({
+      id: 'compaction-instruction-1', role: 'user', content: [{ type: 'text', text: COMPACTION_INSTRUCTION }],
+      source: { kind: 'plugin', plugin: 'compaction-instruction' },
+    })
+    // Appendix A's text as §8.3 describes it, written out here rather than taken from core: length and the eight sections in order.
+    expect(COMPACTION_INSTRUCTION).toHaveLength(1767)
+    const sections = ['Primary Request and Intent', 'Key Technical Concepts', 'Files and Code', 'Errors and Fixes', 'Pending Jobs',
+      'Current Work', 'Next Step', 'Critical Context'].map((title) => COMPACTION_INSTRUCTION.indexOf(`## ${title}`))
+    expect(sections.every((at, i) => at >= 0 && (i === 0 || at > (sections[i - 1] as number))), JSON.stringify(sections)).toBe(true)
+    expect(COMPACTION_INSTRUCTION).toContain('<compacted-summary>')
+    // The summary event records the LLM call the §8 summarizer made (a custom one records none of this).
+    const summary = event(plain, 'compaction/summary').data
+    expect(summary).toMatchObject({ provider: ROUTE.provider, model: ROUTE.model, maxTokens: 8192 })
+    expect(['rawOutput', 'llmStreamCall'].filter((k) => k in summary)).toEqual(['rawOutput', 'llmStreamCall'])
+    expectBracketInvariants(plain.log)
   })
 })
 

@@ -30,12 +30,12 @@ describe(`encode → decode is the identity (seed ${FC_SEED})`, () => {
     const types = EVENT_TYPES.filter((t) => vocabulary(dialect).eventTypes.has(t))
     it.each(types)(`${dialect}: %s`, (type) => {
       fc.assert(fc.property(eventArb(type, { dialect }), (event) => roundTrip(event, dialect)), { ...RUNS, numRuns: 25 })
-    })
+    }, 60_000)
   }
 
   it('any seed event', () => {
     fc.assert(fc.property(anyEventArbFor('seed'), (event) => roundTrip(event, 'seed')), RUNS)
-  })
+  }, 60_000)
 
   it('foreign events: declared known types and ignorable ones', () => {
     fc.assert(
@@ -45,7 +45,7 @@ describe(`encode → decode is the identity (seed ${FC_SEED})`, () => {
       }),
       RUNS,
     )
-  })
+  }, 60_000)
 })
 
 describe(`deterministic encoding with the fixed key order (seed ${FC_SEED})`, () => {
@@ -63,7 +63,7 @@ describe(`deterministic encoding with the fixed key order (seed ${FC_SEED})`, ()
       }),
       RUNS,
     )
-  })
+  }, 60_000)
 
   it('omits absent and undefined optional envelope fields', () => {
     const event = { seq: Seq(1), time: 2, type: 'turn/start', data: { turn: 1 }, surfaceOp: undefined, sourceEventSeqs: undefined } as unknown as LogEvent
@@ -83,7 +83,7 @@ describe(`deterministic encoding with the fixed key order (seed ${FC_SEED})`, ()
       }),
       RUNS,
     )
-  })
+  }, 60_000)
 })
 
 const rowArb: fc.Arbitrary<PackedChunkRow> = fc
@@ -132,7 +132,7 @@ describe(`packed rows expand exactly per §1.1 (seed ${FC_SEED})`, () => {
       }),
       RUNS,
     )
-  })
+  }, 60_000)
 })
 
 describe(`decoding never throws an untyped error (design §8, seed ${FC_SEED})`, () => {
@@ -152,5 +152,5 @@ describe(`decoding never throws an untyped error (design §8, seed ${FC_SEED})`,
       }),
       { ...RUNS, numRuns: 300 },
     )
-  })
+  }, 60_000)
 })

@@ -32,5 +32,5 @@ describe('replaying a log prefix is deterministic', () => {
         expect(replayed.deriveMessages()).toEqual(snapshots[k]?.messages)
       }
     }), fcParams({ numRuns: 40 }))
-  })
+  }, 60_000)
 })

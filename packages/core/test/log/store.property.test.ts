@@ -84,5 +84,5 @@ describe('JsonlLogStore torn-tail recovery', () => {
       }),
       { seed: FC_SEED, numRuns: 100 },
     )
-  })
+  }, 60_000)
 })

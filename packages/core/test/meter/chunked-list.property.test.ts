@@ -41,5 +41,5 @@ describe('ChunkedList', () => {
       model.forEach((v, i) => expect(list.at(i)).toBe(v))
       for (const { snap, expected } of snaps) expect(snap.toArray()).toEqual(expected)
     }), fcParams({ numRuns: 60 }))
-  })
+  }, 60_000)
 })

@@ -154,6 +154,6 @@ describe('selectOffload properties (§6.3, INV-38)', () => {
         expect(log.length).toBe(length + 1)
         for (const t of targets) for (const idx of t.imageIndexes) expect(log.offloadedIndexes(t.seq).has(idx)).toBe(true)
       },
-    ), fcParams())
-  })
+    ), fcParams({ numRuns: 100 }))
+  }, 60_000)
 })

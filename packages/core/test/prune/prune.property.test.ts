@@ -127,8 +127,8 @@ describe('pruneContent properties (§5.3, INV-22)', () => {
       for (const s of stringsOf(blocksOut)) expect(LONE_SURROGATE.test(s)).toBe(false)
       expect(blocksOut.some((b) => b.type === 'text' && b['text'] === '')).toBe(false)
       expect(pruneContent(blocksOut, spec)).toBeNull()
-    }), fcParams())
-  })
+    }), fcParams({ numRuns: 100 }))
+  }, 60_000)
 })
 
 interface ResultPlan { inner: ContentBlock[]; offload: boolean[]; withUser: boolean }
@@ -222,5 +222,5 @@ describe('pruneSession properties (§5.4, INV-20–INV-23)', () => {
       expect(pruneSession(log, spec, () => 0)).toEqual({ pruned: [], charsRemoved: 0 })
       expect(log.length).toBe(length)
     }), fcParams({ numRuns: 60 }))
-  })
+  }, 60_000)
 })

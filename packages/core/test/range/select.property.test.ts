@@ -133,7 +133,7 @@ describe('selectCompactableRange properties (§4.2, INV-26–INV-29)', () => {
       empty: true, 'head-only': true, 'within-budget': true, indivisible: true, span: true,
     })
     expect(seen.get('span') ?? 0).toBeGreaterThan(60)
-  })
+  }, 60_000)
 
   it('with R = 0, null exactly when the newest unit starts at h (nothing older than it)', () => {
     fc.assert(fc.property(caseArb, ({ ops, withHead, closeTail, prices }) => {
@@ -152,5 +152,5 @@ describe('selectCompactableRange properties (§4.2, INV-26–INV-29)', () => {
       if (lastCut <= h) expect(r).toBeNull()
       else expect(r).toMatchObject({ startPosition: h, endPosition: lastCut - 1 })
     }), fcParams({ numRuns: 300 }))
-  })
+  }, 60_000)
 })

@@ -37,8 +37,8 @@ describe('surface fold (§1.5.1) equals the naive model', () => {
       }
       for (const [seq, indexes] of model.offloaded) expect([...log.offloadedIndexes(seq)].sort()).toEqual([...indexes].sort())
       expect(log.state.offloadCount).toBe([...model.offloaded.values()].reduce((n, s) => n + s.size, 0))
-    }), fcParams())
-  }, 60_000) // 100 histories of up to 300 events, each checked after every event: ~2 s alone, more on a loaded 2-core machine
+    }), fcParams({ numRuns: 100 }))
+  }, 600_000) // 100 histories of up to 300 events, each checked after every event: ~2 s alone, more on a loaded 2-core machine
 
   it('refuses a replace naming a shadowed node and leaves the log untouched', () => {
     fc.assert(fc.property(fc.array(opArb, { maxLength: 100, size: 'max' }), fc.nat(), (ops, pick) => {
@@ -67,6 +67,6 @@ describe('surface fold (§1.5.1) equals the naive model', () => {
       expect(log.length).toBe(before.length)
       expect(log.nodes).toEqual(before.nodes)
       expect(log.state.surface.replaceGeneration).toBe(before.gen)
-    }), fcParams())
-  })
+    }), fcParams({ numRuns: 100 }))
+  }, 60_000)
 })

@@ -12,6 +12,8 @@ import { runScenario } from '../run/run-scenario.ts'
 import type { ScenarioReport } from '../report/types.ts'
 import { checkSubject, loadModuleSubject, MODULE_SUBJECT_PREFIX } from '../subjects/module.ts'
 import type { Subject } from '../subjects/types.ts'
+import { CRASH_STARTUP_MS_DEFAULT, CRASH_WATCHDOG_MS_DEFAULT } from '../world/crash.ts'
+import { scaledWatchdogMs } from '../world/watchdog.ts'
 import { entriesAt, judgeScenario, loadPack, type ConformanceLevel } from './pack.ts'
 
 /** Options of `defineConformanceSuite`. */
@@ -25,19 +27,24 @@ export interface ConformanceSuiteOptions {
   level?: ConformanceLevel
   /** Where logs, manifests and captures go (default `reports/conformance/<level>` under the working directory). */
   outDir?: string
-  /** Per-scenario timeout in ms (default 60 000: a crash scenario starts a child process). */
+  /**
+   * Per-scenario vitest timeout in ms, used as given. Default: the crash harness's startup and liveness
+   * watchdogs plus a minute (11 min), × `SIM_WATCHDOG_SCALE`, so a hung crash child ends as the harness's
+   * `watchdog: waited …` error rather than a bare vitest timeout. Not a verdict bound: no test is judged by speed.
+   */
   timeoutMs?: number
   /** Name of the enclosing `describe` (default `compaction-sim conformance pack v<n> (<level>)`). */
   name?: string
 }
 
-/** Default per-scenario timeout: generous for a crash child's tsx start-up on a loaded 2-core runner. */
-const SCENARIO_TIMEOUT_MS_DEFAULT = 60_000
+/** Default per-scenario timeout before scaling: longer than the crash harness's watchdogs together (issue #18). */
+const SCENARIO_TIMEOUT_MS_DEFAULT = CRASH_STARTUP_MS_DEFAULT + CRASH_WATCHDOG_MS_DEFAULT + 60_000
 
 /** Registers the suite (call it at the top level of a vitest test file). */
 export function defineConformanceSuite(options: ConformanceSuiteOptions): void {
   const pack = loadPack()
   const level = options.level ?? 'must'
+  const timeoutMs = options.timeoutMs ?? scaledWatchdogMs(SCENARIO_TIMEOUT_MS_DEFAULT)
   const outDir = options.outDir ?? join(process.cwd(), 'reports', 'conformance', level)
   // A subject object comes from the user's code: check its shape here, as the module loader does.
   let subject: Subject | null = typeof options.subject === 'string' ? null : checkSubject(options.subject, 'defineConformanceSuite({ subject })')
@@ -55,7 +62,7 @@ export function defineConformanceSuite(options: ConformanceSuiteOptions): void {
         if (typeof options.subject === 'string') report.replay += ` --subject ${withPrefix(options.subject)}`
         if (report.status === 'skipped') ctx.skip(report.skipReason ?? 'skipped')
         if (report.status !== 'passed') throw new Error(failureText(report))
-      }, options.timeoutMs ?? SCENARIO_TIMEOUT_MS_DEFAULT)
+      }, timeoutMs)
     }
   })
 }

@@ -32,7 +32,7 @@ function scenarioAnnotations(s: ScenarioReport, locate: LineLocator): GithubAnno
   if (s.status === 'error') {
     const at = /:(\d+):\d+(?::|\b)/.exec(s.error ?? '')
     const line = at?.[1] === undefined ? locate(s.file, '/name') : Number(at[1])
-    return [{ level: 'error', file: s.file, line, title: `${s.errorKind === 'internal' ? 'internal error' : 'input error'}`, message: `${where}: ${s.error ?? 'error'}` }]
+    return [{ level: 'error', file: s.file, line, title: s.errorKind === 'internal' || s.errorKind === 'watchdog' ? `${s.errorKind} error` : 'input error', message: `${where}: ${s.error ?? 'error'}` }]
   }
   if (s.status !== 'failed') return []
   const out: GithubAnnotation[] = []

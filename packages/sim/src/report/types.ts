@@ -253,8 +253,11 @@ export interface ScenarioReport {
   skipReason?: string
   /** What stopped an `error` scenario: `file:line:column` or the internal error's message. */
   error?: string
-  /** Whose fault an `error` is: `input` (a bad scenario, exit 2) or `internal` (a bug of sim, exit 3). */
-  errorKind?: 'input' | 'internal'
+  /**
+   * Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or
+   * `watchdog` (a child showed no sign of life within its scaled liveness bound, issue #18; exit 3).
+   */
+  errorKind?: 'input' | 'internal' | 'watchdog'
   artifacts?: ScenarioArtifacts
   counts?: ScenarioCounts
   outcomes?: ReportedOutcome[]

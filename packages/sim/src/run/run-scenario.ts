@@ -6,6 +6,10 @@
  * and write `<slug>.jsonl`, `<slug>.manifest.json` (§1.1, found by `sim check` as the log's sibling) and
  * `<slug>.requests.jsonl` into the output folder; then check the log (§12) with the manifest and capture,
  * and evaluate `expect`. Same scenario files + seed → byte-identical report and artifacts.
+ *
+ * No verdict depends on wall-clock time (issue #18): if the crash child's liveness watchdog fires, or the
+ * child dies before its crash point other than by finishing, the scenario is `error` (`errorKind`
+ * `watchdog` or `internal`), never a FAIL judged from the half-written log.
  */
 import { createHash } from 'node:crypto'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
@@ -40,6 +44,7 @@ import { DshSubjectMissingError, loadDshSubject } from '../subjects/dsh-loader.t
 import { differentialOf } from './differential.ts'
 import { runCacheOf, scenarioCacheOf } from '../metrics/cache.ts'
 import { pathsOf } from '../metrics/paths.ts'
+import { WatchdogError, WatchdogScaleError } from '../world/watchdog.ts'
 
 /**
  * The built-in subject a scenario's `subject:` names; `dsh` imports its optional package on first use.
@@ -149,7 +154,14 @@ interface CrashHarness {
     childEntry?: string
     childArgs?: string[]
     capturePath?: string
-  }): Promise<{ killed: boolean; durableAcked: Array<{ seq: number; type: string }> }>
+  }): Promise<{
+    killed: boolean
+    durableAcked: Array<{ seq: number; type: string }>
+    exitCode: number | null
+    stderr: string
+    error: string | null
+    watchdog: { awaited: string; waitedMs: number } | null
+  }>
   /** The crashed child's request capture (§1.1) up to the crash point, in dispatch order. */
   readChildCapture(path: string, durableEvents: number | null): Promise<CapturedRequest[]>
 }
@@ -255,15 +267,16 @@ async function runOne(file: string, slug: string, options: RunOptions): Promise<
     report = await runResolved(scenario, shown, slug, options)
   } catch (err) {
     // A missing or malformed `@compaction-sim/subject-dsh` (for `subject: dsh`) is the user's install to fix: an input error.
-    const input = err instanceof ScenarioError || err instanceof CheckInputError
+    const input = err instanceof ScenarioError || err instanceof CheckInputError || err instanceof WatchdogScaleError
       || err instanceof DshSubjectMissingError || err instanceof SubjectModuleError
-    const internal = !input
+    const watchdog = err instanceof WatchdogError
+    const internal = !input && !watchdog
     const message = err instanceof Error ? (internal ? `${err.name}: ${err.message}` : err.message) : String(err)
     report = {
       ...base,
       status: 'error',
       error: message,
-      errorKind: internal ? 'internal' : 'input',
+      errorKind: watchdog ? 'watchdog' : internal ? 'internal' : 'input',
       violations: [],
       expectations: [],
       faults: [],
@@ -322,6 +335,12 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
         scenarioFile: resolvePath(scenario.file), seed, logPath, crashPoint: { afterEvent: point, occurrence: crash.when.occurrence },
         ...(subjectModule === null ? {} : { childEntry: MODULE_CRASH_CHILD, childArgs: [subjectModule] }), capturePath,
       })
+      // Issue #18: a watchdog or a child that died on its own leaves a log no verdict may be drawn from.
+      if (result.watchdog !== null) throw new WatchdogError(result.watchdog.awaited, result.watchdog.waitedMs)
+      if (!result.killed && result.exitCode !== 0) {
+        const tail = result.stderr.trim().split('\n').slice(-5).join('\n')
+        throw new Error(`crash child failed: ${result.error ?? `exit code ${result.exitCode}`}${tail === '' ? '' : `\n${tail}`}`)
+      }
       acked = result.durableAcked
       const last = acked.at(-1)
       childRequests.push(...await harness.readChildCapture(capturePath, result.killed && last !== undefined ? last.seq + 1 : null))

@@ -3,7 +3,8 @@
  * user module named by the second argument (`node --import tsx module-crash-child.ts <job JSON> <module>`),
  * loaded and validated by `loadModuleSubject`. The subject must honour `onDurable` as its store's hook
  * (feature `crash`). Exit codes if it is not killed: 0 finished before the crash point, 2 bad scenario or
- * module, 3 anything else.
+ * module, 3 anything else, 4 its own watchdog elapsed at the crash point. It sends the ready line (`world/crash.ts`)
+ * once the module, scenario, transcript and mock are loaded.
  */
 import { createWorld } from '../run/world.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
   const mount = mountMsw(world.provider, BASE_URL)
   const channel = crashAckChannel(job)
   const onRequest = childCaptureWriter(job)
+  // Loaded and about to start: the parent's startup watchdog ends here (issue #18).
+  channel.ready()
   try {
     await subject.runSession({
       scenario, transcript, logPath: job.logPath, baseUrl: mount.baseURL, seed: job.seed, resume: job.resume, onDurable: channel.ack,

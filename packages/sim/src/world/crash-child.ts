@@ -4,7 +4,8 @@
  * in-process with msw, and runs the reference subject with `onDurable` wired to the crash ack channel, so
  * the parent can SIGKILL it right after the crash-point event is fsync'ed, and `onRequest` wired to the job's
  * capture file (when given), so the killed session's requests reach the run's capture. Exit codes if it is not killed:
- * 0 the session finished before the crash point, 2 the scenario is invalid, 3 anything else.
+ * 0 the session finished before the crash point, 2 the scenario is invalid, 3 anything else, 4 its own watchdog
+ * elapsed at the crash point. It sends the ready line (`crash.ts`) once the scenario, transcript and mock are loaded.
  */
 import { createWorld } from '../run/world.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
@@ -28,6 +29,8 @@ async function main(): Promise<void> {
   const mount = mountMsw(world.provider, CRASH_CHILD_BASE_URL)
   const channel = crashAckChannel(job)
   const onRequest = childCaptureWriter(job)
+  // Loaded and about to start: the parent's startup watchdog ends here (issue #18).
+  channel.ready()
   try {
     await runReferenceSession({
       scenario, transcript, logPath: job.logPath, baseUrl: mount.baseURL, seed: job.seed, resume: job.resume, onDurable: channel.ack,

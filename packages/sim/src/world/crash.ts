@@ -4,9 +4,18 @@
  * acknowledged. The child blocks after that acknowledgement until it is killed, so nothing is appended past
  * the crash point; the parent returns every acknowledged event so a caller can prove none was lost.
  *
- * Wire protocol (parent ⇄ child): the job is one JSON argument (`CrashJob`); the child writes one JSON line
- * per durable event (`DurableAck`) to fd 3 synchronously, before it continues. Both sides run the same
- * `CrashPointMatcher`, so parent and child agree on which acknowledgement is the crash point.
+ * Wire protocol (parent ⇄ child): the job is one JSON argument (`CrashJob`); once the child has loaded its
+ * modules and inputs and is about to start the session it writes the ready line (`{"ready":true}`) to fd 3,
+ * then one JSON line per durable event (`DurableAck`), synchronously, before it continues. Both sides run the
+ * same `CrashPointMatcher`, so parent and child agree on which acknowledgement is the crash point.
+ *
+ * Wall-clock bounds (issue #18, `watchdog.ts`): none decides a verdict. The parent has two liveness
+ * watchdogs — a startup bound from spawn to the ready line, then a bound on the silence between the ready
+ * line or the last acknowledgement and the next one — both generous (minutes) and scaled by
+ * `SIM_WATCHDOG_SCALE`. When one fires the child is killed and the result carries `watchdog`; the runner
+ * turns that into an `error` verdict and never continues from the half-written log. The child's own bound
+ * on waiting to be killed at the crash point (`blockMs`) is the same liveness bound; if it elapses the child
+ * exits `CRASH_CHILD_WATCHDOG_EXIT`, which the parent reports as a watchdog too.
  *
  * Requirement on a subject run in the child: its `onDurable` must be the store's hook —
  * `JsonlLogStore.open(path, { …, onDurable })` — which runs after the fsync and before the store's next write,
@@ -28,6 +37,7 @@ import { appendFileSync, writeSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import type { CapturedRequest } from '@compaction-sim/core'
 import { childEntryFile, childNodeArgs } from './child-entry.ts'
+import { scaledWatchdogMs, watchdogMessage } from './watchdog.ts'
 
 /** Where to crash: after the `occurrence`-th durable event of type `afterEvent` (a §1.4 type, or `checkpoint`). */
 export interface CrashPoint {
@@ -52,7 +62,7 @@ export interface CrashJob {
   crashPoint: CrashPoint
   /** Restore the existing log (§11.4) and continue it instead of starting a new session (FAULT-57). */
   resume: boolean
-  /** How long the child waits to be killed after acknowledging the crash point before it gives up (exit 3). */
+  /** How long the child waits to be killed after acknowledging the crash point before it gives up (exit `CRASH_CHILD_WATCHDOG_EXIT`). */
   blockMs: number
   /** Where the child appends its request-capture lines (absent = the child captures nothing). */
   capturePath?: string
@@ -71,8 +81,17 @@ export interface CrashingSessionOptions {
    * events are restore's closers and `session/end-seed`, so a crash point there gives FAULT-57.
    */
   resume?: boolean
-  /** Bound on the whole child run, crash point included (default 20 000 ms). */
-  timeoutMs?: number
+  /**
+   * Startup watchdog: how long the child may take from spawn to its ready line, in ms, used as given
+   * (default `CRASH_STARTUP_MS_DEFAULT` × `SIM_WATCHDOG_SCALE`).
+   */
+  startupMs?: number
+  /**
+   * Liveness watchdog: how long the child may stay silent after its ready line or its last acknowledgement
+   * before the crash point, and how long it waits to be killed at the crash point, in ms, used as given
+   * (default `CRASH_WATCHDOG_MS_DEFAULT` × `SIM_WATCHDOG_SCALE`).
+   */
+  watchdogMs?: number
   /** Absolute path of the child entry module (default `crash-child.ts` next to this file, `.js` from `dist`). */
   childEntry?: string
   /** Extra arguments after the job JSON (e.g. the user subject module of `subjects/module-crash-child.ts`). */
@@ -89,12 +108,23 @@ export interface CrashingSessionResult {
   exitCode: number | null
   signal: string | null
   stderr: string
-  /** Why the crash point was not reached (timeout, early exit, bad ack line), or null when `killed`. */
+  /** Why the crash point was not reached (watchdog, early exit, bad ack line), or null when `killed`. */
   error: string | null
+  /** Set iff a watchdog fired (then `error` is its `watchdog: waited <n> s for …` message): what was awaited, and the bound. */
+  watchdog: { awaited: string; waitedMs: number } | null
 }
 
-/** Default bound on a child run: generous for tsx startup on a loaded 2-core machine. */
-export const CRASH_TIMEOUT_MS_DEFAULT = 20_000
+/** Default startup watchdog (spawn → ready line), before scaling: minutes, for tsx startup on a loaded machine. */
+export const CRASH_STARTUP_MS_DEFAULT = 300_000
+
+/** Default liveness watchdog (ready line or last ack → next ack; the child's wait to be killed), before scaling. */
+export const CRASH_WATCHDOG_MS_DEFAULT = 300_000
+
+/** The child's exit code when its own watchdog (`blockMs`) elapsed at the crash point without the parent's SIGKILL. */
+export const CRASH_CHILD_WATCHDOG_EXIT = 4
+
+/** The line a child writes to the ack fd once it is loaded and about to start the session. */
+export const CRASH_READY_LINE = '{"ready":true}'
 
 /** The file descriptor the child writes its acknowledgements to. */
 export const ACK_FD = 3
@@ -160,22 +190,27 @@ export function parseCrashJob(text: string | undefined): CrashJob {
 }
 
 /**
- * The child's side of the protocol: `ack(event)` writes the acknowledgement line synchronously to fd 3 and,
- * if it is the crash point, blocks the whole process (Atomics.wait) until the parent's SIGKILL lands. Call
- * it from the store's `onDurable` hook, which runs after the fsync and before the next write. If the parent
- * never kills it within `blockMs`, the child exits 3 naming the crash point.
+ * The child's side of the protocol. `ready()` writes the ready line to fd 3: call it once, after loading
+ * everything and right before the session starts (the parent's startup watchdog ends there). `ack(event)`
+ * writes the acknowledgement line synchronously to fd 3 and, if it is the crash point, blocks the whole
+ * process (Atomics.wait) until the parent's SIGKILL lands. Call it from the store's `onDurable` hook, which
+ * runs after the fsync and before the next write. If the parent never kills it within `blockMs`, the child
+ * exits `CRASH_CHILD_WATCHDOG_EXIT` naming the crash point.
  */
-export function crashAckChannel(job: CrashJob): { ack: (event: { seq: number; type: string }) => void } {
+export function crashAckChannel(job: CrashJob): { ready: () => void; ack: (event: { seq: number; type: string }) => void } {
   const matcher = new CrashPointMatcher(job.crashPoint)
   return {
+    ready() {
+      writeSync(ACK_FD, `${CRASH_READY_LINE}\n`)
+    },
     ack(event) {
       const ack: DurableAck = { seq: event.seq, type: event.type, checkpoint: isCheckpointEvent(event) }
       writeSync(ACK_FD, `${JSON.stringify(ack)}\n`)
       if (!matcher.take(ack)) return
       // Hold the process at the crash point: no further write may start before the SIGKILL.
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, job.blockMs)
-      process.stderr.write(`crash child: reached the crash point at seq ${ack.seq} but was not killed within ${job.blockMs} ms\n`)
-      process.exit(3)
+      process.stderr.write(`crash child: ${watchdogMessage(`the parent's SIGKILL at the crash point (seq ${ack.seq})`, job.blockMs)}\n`)
+      process.exit(CRASH_CHILD_WATCHDOG_EXIT)
     },
   }
 }
@@ -230,8 +265,9 @@ export async function readChildCapture(path: string, durableEvents: number | nul
   return [...byIndex.keys()].sort((a, b) => a - b).map((index) => byIndex.get(index) as CapturedRequest)
 }
 
-/** Parses one acknowledgement line; returns a message for a malformed one. */
-function parseAck(line: string): DurableAck | string {
+/** Parses one acknowledgement line (or the ready line: `'ready'`); returns a message for a malformed one. */
+function parseAck(line: string): DurableAck | 'ready' | string {
+  if (line === CRASH_READY_LINE) return 'ready'
   try {
     const v = JSON.parse(line) as Partial<DurableAck> | null
     if (v !== null && typeof v === 'object' && typeof v.seq === 'number' && typeof v.type === 'string' && typeof v.checkpoint === 'boolean') {
@@ -245,12 +281,14 @@ function parseAck(line: string): DurableAck | string {
 
 /**
  * Runs a subject in a child process (`node <childEntry> <job>`, with tsx from source: `world/child-entry.ts`) and kills it with SIGKILL as
- * soon as it acknowledges the crash-point event as durable. Never rejects for child misbehaviour: a crash
- * point that never comes (timeout → the child is killed anyway, `killed` false), an early exit or a bad ack
- * line are reported in `error`. Rejects only if the child cannot be spawned.
+ * soon as it acknowledges the crash-point event as durable. Never rejects for child misbehaviour: a watchdog
+ * that fires (the child is killed, `killed` false, `watchdog` set), an early exit or a bad ack line are
+ * reported in `error`. Rejects if the child cannot be spawned, or with `WatchdogScaleError` for a bad
+ * `SIM_WATCHDOG_SCALE` when a default bound is needed.
  */
 export function runCrashingSession(options: CrashingSessionOptions): Promise<CrashingSessionResult> {
-  const timeoutMs = options.timeoutMs ?? CRASH_TIMEOUT_MS_DEFAULT
+  const startupMs = options.startupMs ?? scaledWatchdogMs(CRASH_STARTUP_MS_DEFAULT)
+  const watchdogMs = options.watchdogMs ?? scaledWatchdogMs(CRASH_WATCHDOG_MS_DEFAULT)
   const entry = options.childEntry ?? childEntryFile(new URL('./crash-child.ts', import.meta.url))
   const job: CrashJob = {
     scenarioFile: options.scenarioFile,
@@ -258,7 +296,7 @@ export function runCrashingSession(options: CrashingSessionOptions): Promise<Cra
     logPath: options.logPath,
     crashPoint: options.crashPoint,
     resume: options.resume ?? false,
-    blockMs: timeoutMs,
+    blockMs: watchdogMs,
     ...(options.capturePath === undefined ? {} : { capturePath: options.capturePath }),
   }
   const matcher = new CrashPointMatcher(options.crashPoint)
@@ -268,16 +306,34 @@ export function runCrashingSession(options: CrashingSessionOptions): Promise<Cra
     })
     const acks: Array<{ seq: number; type: string }> = []
     let crashed = false
+    let ready = false
     let error: string | null = null
+    let watchdog: CrashingSessionResult['watchdog'] = null
     let stderr = ''
     let pending = ''
-    const timer = setTimeout(() => {
-      error ??= `the crash point ${JSON.stringify(options.crashPoint)} was not reached within ${timeoutMs} ms (${acks.length} events acknowledged)`
-      child.kill('SIGKILL')
-    }, timeoutMs)
+    let timer: NodeJS.Timeout | undefined
+    const point = `${options.crashPoint.afterEvent} #${options.crashPoint.occurrence}`
+    // (Re)arms the one watchdog: it fires only after `ms` without a sign of life from the child.
+    const arm = (ms: number, awaited: () => string): void => {
+      clearTimeout(timer)
+      timer = setTimeout(() => {
+        if (crashed || error !== null) return
+        watchdog = { awaited: awaited(), waitedMs: ms }
+        error = watchdogMessage(watchdog.awaited, ms)
+        child.kill('SIGKILL')
+      }, ms)
+    }
+    const armLiveness = (): void => {
+      arm(watchdogMs, () => `the crash child's next durable event before the crash point ${point} (${acks.length} events acknowledged)`)
+    }
     const onLine = (line: string): void => {
       if (line === '') return
       const ack = parseAck(line)
+      if (ack === 'ready') {
+        ready = true
+        armLiveness()
+        return
+      }
       if (typeof ack === 'string') {
         error ??= ack
         child.kill('SIGKILL')
@@ -286,8 +342,13 @@ export function runCrashingSession(options: CrashingSessionOptions): Promise<Cra
       acks.push({ seq: ack.seq, type: ack.type })
       if (!crashed && error === null && matcher.take(ack)) {
         crashed = true
+        clearTimeout(timer)
         if (!child.kill('SIGKILL')) error = 'SIGKILL could not be delivered to the crash child'
+        return
       }
+      // An acknowledgement is a sign of life (and implies the child got past its start-up).
+      ready = true
+      if (!crashed) armLiveness()
     }
     child.stderr?.setEncoding('utf8')
     child.stderr?.on('data', (chunk: string) => {
@@ -304,6 +365,7 @@ export function runCrashingSession(options: CrashingSessionOptions): Promise<Cra
         newline = pending.indexOf('\n')
       }
     })
+    arm(startupMs, () => `the crash child to become ready (its ready line on fd ${ACK_FD})`)
     child.on('error', (err) => {
       clearTimeout(timer)
       reject(err)
@@ -312,9 +374,14 @@ export function runCrashingSession(options: CrashingSessionOptions): Promise<Cra
       clearTimeout(timer)
       if (pending !== '') onLine(pending)
       const killed = crashed && signal === 'SIGKILL'
-      if (!crashed) error ??= `the crash child exited (code ${exitCode}, signal ${signal}) before the crash point ${JSON.stringify(options.crashPoint)}`
+      if (crashed && !killed && exitCode === CRASH_CHILD_WATCHDOG_EXIT && watchdog === null) {
+        watchdog = { awaited: 'the parent\'s SIGKILL at the crash point (the crash child\'s own watchdog)', waitedMs: watchdogMs }
+        error ??= watchdogMessage(watchdog.awaited, watchdogMs)
+      }
+      const before = ready ? '' : ' (it never sent its ready line)'
+      if (!crashed) error ??= `the crash child exited (code ${exitCode}, signal ${signal}) before the crash point ${JSON.stringify(options.crashPoint)}${before}`
       else if (!killed) error ??= `the crash child did not die by SIGKILL (code ${exitCode}, signal ${signal})`
-      resolve({ killed, durableAcked: acks, exitCode, signal, stderr, error })
+      resolve({ killed, durableAcked: acks, exitCode, signal, stderr, error, watchdog })
     })
   })
 }

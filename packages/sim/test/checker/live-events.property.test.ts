@@ -37,7 +37,7 @@ describe('LiveEvents (checker model, design §6 bounded memory)', () => {
         })
         for (const [seq, event] of map) expect(table.get(seq)).toBe(event)
       }),
-      fcParams(),
+      fcParams({ numRuns: 100 }),
     )
-  })
+  }, 60_000)
 })

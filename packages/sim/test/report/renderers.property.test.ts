@@ -63,8 +63,8 @@ describe('renderers over arbitrary strings', () => {
       expect(root.attributes['skipped']).toBe(String(r.summary.skipped))
       expect(elementsNamed(root, 'testcase')).toHaveLength(r.scenarios.length)
       expect(renderJunit(structuredClone(r))).toBe(xml)
-    }), fcParams())
-  })
+    }), fcParams({ numRuns: 100 }))
+  }, 60_000)
 
   it('markdown tables keep their shape', () => {
     fc.assert(fc.property(report, (r) => {
@@ -79,8 +79,8 @@ describe('renderers over arbitrary strings', () => {
       const summaryRows = lines.slice(lines.findIndex((l) => l.startsWith('| Status |'))).findIndex((l) => !l.startsWith('|'))
       expect(summaryRows).toBe(2 + r.scenarios.length)
       expect(renderMarkdown(structuredClone(r))).toBe(markdown)
-    }), fcParams())
-  })
+    }), fcParams({ numRuns: 100 }))
+  }, 60_000)
 
   it('pretty CI output has one line per scenario and no ESC with colour off', () => {
     fc.assert(fc.property(report, (r) => {
@@ -91,6 +91,6 @@ describe('renderers over arbitrary strings', () => {
       expect(lines).toHaveLength(1 + r.scenarios.length + 1)
       expect(lines.filter((l) => /^(PASS |FAIL |SKIP |ERROR) /.test(l))).toHaveLength(r.scenarios.length)
       expect(renderPretty(structuredClone(r), { color: false, ci: true })).toBe(out)
-    }), fcParams())
-  })
+    }), fcParams({ numRuns: 100 }))
+  }, 60_000)
 })

@@ -233,7 +233,7 @@ describe('report/types.ts ⟷ run-report.schema.json', () => {
     expect(statuses).toEqual(enumAt('Status').sort())
     expect(definitions['Dialect']?.['enum']).toEqual([...DIALECTS])
     expect(definitions['InvariantId']?.['enum']).toEqual([...INVARIANT_IDS])
-    const errorKinds = membersOf<NonNullable<ScenarioReport['errorKind']>>({ input: true, internal: true })
+    const errorKinds = membersOf<NonNullable<ScenarioReport['errorKind']>>({ input: true, internal: true, watchdog: true })
     expect(errorKinds).toEqual(enumAt('Scenario', 'properties', 'errorKind').sort())
     expect(membersOf<PolicySource>({ manifest: true, defaults: true })).toEqual(enumAt('PolicySource').sort())
     const markerKinds = membersOf<TimelineMarkerKind>({ 'compaction-start': true, 'compaction-end': true, prune: true, offload: true })

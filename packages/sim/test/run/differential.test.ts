@@ -28,7 +28,7 @@ beforeAll(async () => {
   // The dsh subject comes from the optional package @compaction-sim/subject-dsh, loaded by name as `--subject dsh` does.
   const dshSubject = await loadDshSubject()
   report = await runScenarios([FILE], { outDir: tmp.dir, cwd: REPO_ROOT, subjects: [referenceSubject, dshSubject] })
-}, 60_000)
+}, 300_000)
 afterAll(async () => { await tmp.cleanup() })
 
 describe('sim run --subject reference,dsh', () => {

@@ -75,17 +75,17 @@ const mutatedValid = fc.array(
 describe('parseScenario never throws anything but ScenarioError', () => {
   it('on random strings', () => {
     fc.assert(fc.property(fc.string({ unit: 'binary', maxLength: 400 }), checkContract), fcParams({ numRuns: 300 }))
-  })
+  }, 60_000)
 
   it('on YAML-ish token soup', () => {
     fc.assert(fc.property(fc.array(yamlToken, { maxLength: 80 }).map((t) => t.join('')), checkContract), fcParams({ numRuns: 400 }))
-  })
+  }, 120_000)
 
   it('on random edits of a valid scenario', () => {
     expect(() => checkContract(VALID)).not.toThrow()
     expect(parseScenario(VALID, FILE).name).toBe('fuzz')
     fc.assert(fc.property(mutatedValid, checkContract), fcParams({ numRuns: 400 }))
-  })
+  }, 600_000)
 
   it('on arbitrary JSON values serialised as YAML, at the root and in place of known keys', () => {
     const anyValue = fc.jsonValue({ maxDepth: 4 })
@@ -94,14 +94,14 @@ describe('parseScenario never throws anything but ScenarioError', () => {
       transcript: fc.oneof(anyValue, fc.constant({ generate: { generator: 'g', turns: 1 } })), faults: anyValue, expect: anyValue,
     }, { requiredKeys: [] })
     fc.assert(fc.property(fc.oneof(anyValue, doc), (value) => checkContract(stringify(value))), fcParams({ numRuns: 300 }))
-  })
+  }, 180_000)
 
   it('on deep nesting and alias chains', () => {
     const deep = fc.tuple(fc.integer({ min: 1, max: 3000 }), fc.constantFrom('[', '{a: ', '- ', '  - ')).map(([n, open]) => open.repeat(n))
     const aliases = fc.integer({ min: 1, max: 8 }).map((levels) => Array.from({ length: levels }, (_, i) =>
       i === 0 ? 'a0: &a0 [x, x, x, x, x, x, x, x]' : `a${i}: &a${i} [${Array(8).fill(`*a${i - 1}`).join(', ')}]`).join('\n'))
     fc.assert(fc.property(fc.oneof(deep, aliases), checkContract), fcParams({ numRuns: 60 }))
-  })
+  }, 120_000)
 })
 
 describe('valid scenarios survive a YAML round trip', () => {
@@ -129,5 +129,5 @@ describe('valid scenarios survive a YAML round trip', () => {
       expect(parsed).toEqual(value)
       expect(resolveScenario(parsed, { file: FILE }).faults).toHaveLength(value.faults?.length ?? 0)
     }), fcParams({ numRuns: 150 }))
-  })
+  }, 60_000)
 })

@@ -14,7 +14,7 @@ import { resolveScenario } from '../../src/scenario/resolve.ts'
 import { serve } from '../../src/serve/serve.ts'
 import { runReferenceSession } from '../../src/subjects/reference.ts'
 import { REPO_ROOT, runSim, tempDir } from '../cli/run-sim.ts'
-import { startServe } from './support/child.ts'
+import { SERVE_HOOK_TIMEOUT_MS, startServe } from './support/child.ts'
 
 /** The key the reference subject's HTTP adapter is configured with (`subjects/reference.ts`). */
 const REFERENCE_KEY = 'sk-compaction-sim'
@@ -62,7 +62,7 @@ describe('secrets never reach captures, logs or reports', () => {
     expect(files.length).toBeGreaterThanOrEqual(9)
     const all = [...files, { path: 'stdout', text: result.stdout }, { path: 'stderr', text: result.stderr }]
     expect(leaks(all, [REFERENCE_KEY, 'Bearer'])).toEqual([])
-  }, 30_000)
+  }, 300_000)
 
   it('the reference subject sends its key over a real socket, and the server capture holds only [redacted]', async () => {
     const file = join(REPO_ROOT, 'scenarios/smoke/no-pressure.yaml')
@@ -106,5 +106,5 @@ describe('secrets never reach captures, logs or reports', () => {
     ]
     expect(leaks(all, secrets)).toEqual([])
     expect(child.lines.filter((l) => l['type'] === 'request').map((l) => l['status'])).toEqual([200, 400, 200])
-  })
+  }, SERVE_HOOK_TIMEOUT_MS)
 })

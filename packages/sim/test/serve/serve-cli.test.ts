@@ -19,7 +19,7 @@ import { loadScenario } from '../../src/scenario/load.ts'
 import { resolveScenario, type ResolvedScenario } from '../../src/scenario/resolve.ts'
 import { serve, ServeConfigError } from '../../src/serve/serve.ts'
 import { REPO_ROOT, runSim, tempDir } from '../cli/run-sim.ts'
-import { startServe, type ServeChild } from './support/child.ts'
+import { SERVE_HOOK_TIMEOUT_MS, startServe, type ServeChild } from './support/child.ts'
 import { AnthropicSdkAdapter, OpenAiSdkAdapter } from './support/sdk-adapters.ts'
 import { runSdkSession } from './support/sdk-session.ts'
 
@@ -49,7 +49,7 @@ beforeAll(async () => {
     startServe(['--scenario', OVERFLOW, '--wire', 'anthropic', '--capture', join(dir, 'anthropic.capture.jsonl')]),
     startServe(['--host', '0.0.0.0']),
   ])
-}, 60_000)
+}, SERVE_HOOK_TIMEOUT_MS)
 afterAll(async () => {
   await Promise.all([python, openaiServe, anthropicServe, exposed].map((c) => c?.stop('SIGKILL')))
   await cleanup()
@@ -102,7 +102,7 @@ describe('sim serve: a non-JS client (Python, urllib only)', () => {
     const captured = capture.trim().split('\n').map((l) => JSON.parse(l) as { headers: Record<string, string>; outcome: string })
     expect(captured.map((c) => [c.headers['authorization'], c.outcome])).toEqual([['[redacted]', 'reply'], ['[redacted]', 'reply']])
     expect(capture + JSON.stringify(python.lines) + python.stderr()).not.toContain(PY_KEY)
-  })
+  }, 300_000)
 })
 
 describe('sim serve: the official clients as adapters of a session with an injected overflow (FAULT-01)', () => {
@@ -127,7 +127,7 @@ describe('sim serve: the official clients as adapters of a session with an injec
       ['compaction', 'reply', 200], ['conversation', 'reply', 200],
     ])
     expect(served[2]).toMatchObject({ expectedFailureCode: 'CONTEXT_WINDOW_EXCEEDED' })
-  })
+  }, 300_000)
 
   it('anthropic (--wire anthropic): "prompt is too long" becomes CONTEXT_WINDOW_EXCEEDED, sim check passes', async () => {
     expect(anthropicServe.ready).toMatchObject({ wire: 'anthropic', faults: ['overflow-turn-2'] })
@@ -146,7 +146,7 @@ describe('sim serve: the official clients as adapters of a session with an injec
       .map((l) => JSON.parse(l) as { path: string; wire: string; headers: Record<string, string> })
     const seen = capture.map((c) => `${c.wire} ${c.path} ${c.headers['authorization']}`)
     expect(seen).toEqual(Array(5).fill('anthropic /v1/messages [redacted]'))
-  })
+  }, 300_000)
 })
 
 describe('a scenario on the anthropic wire', () => {
@@ -165,7 +165,7 @@ describe('a scenario on the anthropic wire', () => {
     expect(result.exitCode).toBe(0)
     const report = JSON.parse(result.stdout) as { scenarios: Array<{ status: string; skipReason?: string }> }
     expect(report.scenarios[0]).toMatchObject({ status: 'skipped', skipReason: expect.stringContaining('openai and deepseek wires only') })
-  })
+  }, 300_000)
 })
 
 describe('sim serve: binding', () => {

@@ -1,14 +1,23 @@
 /**
  * Starts `sim serve` as a real child process (`node --import tsx packages/sim/src/cli/bin.ts serve …`, cwd
  * the repository root), waits for its ready line, collects every stdout JSON line, and stops it with a
- * signal. Bounded: the ready line must arrive within `READY_TIMEOUT_MS`, the exit within `EXIT_TIMEOUT_MS`.
+ * signal. Bounded by liveness watchdogs only (issue #18): the ready line must arrive within `READY_TIMEOUT_MS`,
+ * the exit after a signal within `EXIT_TIMEOUT_MS` (then SIGKILL), both × `SIM_WATCHDOG_SCALE` and both
+ * minutes, so a slow machine is never a failure; a fired watchdog rejects with `watchdog: waited … for …`.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process'
 import { join } from 'node:path'
+import { CRASH_STARTUP_MS_DEFAULT } from '../../../src/world/crash.ts'
+import { scaledWatchdogMs, watchdogMessage } from '../../../src/world/watchdog.ts'
 import { REPO_ROOT } from '../../cli/run-sim.ts'
 
-const READY_TIMEOUT_MS = 30_000
-const EXIT_TIMEOUT_MS = 10_000
+/** Spawn → ready line, before scaling: the crash harness's startup bound (5 min). */
+const READY_TIMEOUT_MS = CRASH_STARTUP_MS_DEFAULT
+/** Signal → exit, before scaling. */
+const EXIT_TIMEOUT_MS = 60_000
+
+/** The hook timeout a test file needs around `startServe` (the ready watchdog plus a minute). */
+export const SERVE_HOOK_TIMEOUT_MS = scaledWatchdogMs(READY_TIMEOUT_MS + 60_000)
 
 /** The ready line of `sim serve`. */
 export interface ReadyLine {
@@ -41,10 +50,11 @@ export function startServe(args: readonly string[], env: Record<string, string> 
   let buffer = ''
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   return new Promise<ServeChild>((resolve, reject) => {
+    const readyMs = scaledWatchdogMs(READY_TIMEOUT_MS)
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`sim serve printed no ready line within ${READY_TIMEOUT_MS} ms; stderr: ${stderr}`))
-    }, READY_TIMEOUT_MS)
+      reject(new Error(`${watchdogMessage('the ready line of sim serve', readyMs)}; stderr: ${stderr}`))
+    }, readyMs)
     child.stderr.on('data', (b: Buffer) => { stderr += b.toString('utf8') })
     child.stdout.on('data', (b: Buffer) => {
       buffer += b.toString('utf8')
@@ -61,7 +71,7 @@ export function startServe(args: readonly string[], env: Record<string, string> 
             stderr: () => stderr,
             stop: async (signal = 'SIGTERM') => {
               child.kill(signal)
-              const kill = setTimeout(() => child.kill('SIGKILL'), EXIT_TIMEOUT_MS)
+              const kill = setTimeout(() => child.kill('SIGKILL'), scaledWatchdogMs(EXIT_TIMEOUT_MS))
               const code = await exited
               clearTimeout(kill)
               return code
