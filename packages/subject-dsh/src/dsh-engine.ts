@@ -29,14 +29,18 @@ import {
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { idleAfterRun } from '@compaction-sim/fixtures/record-dsh/idle'
-import type { ResolvedScenario, SubjectHooks } from '@compaction-sim/sim'
+import { scaledWatchdogMs, WatchdogError, type ResolvedScenario, type SubjectHooks } from '@compaction-sim/sim'
 
 /** Virtual milliseconds the clock advances per streamed chunk (and once per dispatch). */
 export const DSH_CHUNK_MS = 20
 /** Virtual milliseconds between the previous idle and the next user follow-up. */
 export const DSH_USER_THINK_MS = 1000
-/** Real milliseconds one turn may take before the session is abandoned (the engine is in-process and fast). */
-export const DSH_TURN_TIMEOUT_MS = 20_000
+/**
+ * Liveness watchdog on one turn, in real milliseconds before `SIM_WATCHDOG_SCALE` (the engine is in-process
+ * and fast; this only stops a hung engine from hanging the run). When it fires the scenario is an `error`
+ * (`WatchdogError`), never a FAIL.
+ */
+export const DSH_TURN_WATCHDOG_MS = 300_000
 
 /** The API key the subject sends (redacted in captures). */
 const SIM_API_KEY = 'sk-compaction-sim'
@@ -235,12 +239,13 @@ export async function runDshEngine(input: DshEngineInput): Promise<DshEngineOutp
       if (subject.id === sessionId) events.push(event)
     })
     const agent = ctx.agentLoop.create(sessionId, { provider: scenario.provider.name, model: scenario.provider.model })
+    const turnWatchdogMs = scaledWatchdogMs(DSH_TURN_WATCHDOG_MS)
     for (const [index, turn] of transcript.turns.entries()) {
       hooks.beginTurn?.(index + 1, { setModel: () => { throw new DshSessionError('route switches are not wired for the dsh subject') } })
       input.advance(DSH_USER_THINK_MS)
       const idle = idleAfterRun(ctx, agent, {
-        timeoutMs: DSH_TURN_TIMEOUT_MS,
-        onTimeout: (message) => new DshSessionError(`turn ${index + 1}: the official ${message}`),
+        timeoutMs: turnWatchdogMs,
+        onTimeout: () => new WatchdogError(`turn ${index + 1} of the official engine to become idle`, turnWatchdogMs),
       })
       agent.followup(createUserMessage({ content: structuredClone(turn.user) as never, source: { kind: 'user' } }))
       await idle
