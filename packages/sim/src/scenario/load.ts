@@ -273,7 +273,7 @@ function limitIssues(issues: ScenarioIssue[]): ScenarioIssue[] {
   if (issues.length <= SCENARIO_ISSUES_MAX) return issues
   const rest = issues.length - SCENARIO_ISSUES_MAX
   const last = issues[SCENARIO_ISSUES_MAX - 1]
-  const summary: ScenarioIssue = { code: last?.code ?? 'SCHEMA', path: '', reason: `… and ${rest} more problem(s)` }
+  const summary: ScenarioIssue = { code: last?.code ?? 'SCHEMA', path: '', reason: `… and ${rest} more ${rest === 1 ? 'problem' : 'problems'}` }
   return [...issues.slice(0, SCENARIO_ISSUES_MAX), summary]
 }
 

@@ -171,7 +171,7 @@ describe('each error class names file:line:column', () => {
     const text = `${MINIMAL}faults:\n  - kind: FAULT-50\n    params: { status: 500 }\nexpect:\n  outcome: [completed, completed]\n`
     expect(errorOf(text).message).toMatchInlineSnapshot(`
       "scenarios/x.yaml:15:23: /faults/0/params/status applies only to request faults (FAULT-01…33), not to FAULT-50
-      scenarios/x.yaml:17:12: /expect/outcome lists 2 outcomes for 1 turn(s)"
+      scenarios/x.yaml:17:12: /expect/outcome lists 2 outcomes for 1 turn"
     `)
   })
 
