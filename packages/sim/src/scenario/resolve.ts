@@ -159,6 +159,8 @@ export interface ResolvedScenario {
   readonly file: string
   readonly name: string
   readonly description: string
+  /** The scenario's `tags` (empty when it has none), for `sim run --tag`. */
+  readonly tags: readonly string[]
   readonly seed: number
   readonly subject: SubjectSpec
   readonly dialect: Dialect
@@ -209,6 +211,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     file: source.file,
     name: doc.name,
     description: doc.description ?? '',
+    tags: doc.tags ?? [],
     seed: doc.seed,
     subject: resolveSubject(doc.subject ?? 'reference'),
     dialect,
