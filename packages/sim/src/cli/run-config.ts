@@ -85,11 +85,9 @@ export function describeRunConfig(cwd: string): string {
   } catch (err) {
     return `Config: refused, ${(err as Error).message}`
   }
-  if (loaded === null) {
-    return `Config: none read (no ${RUN_CONFIG_FILES.join(' or ')}, and no "sim" key in package.json, in the working directory)`
-  }
+  if (loaded === null) return `Config: none (${RUN_CONFIG_FILES.join(', ')}, package.json "sim")`
   const keys = Object.keys(loaded.config)
-  return `Config: read ${loaded.source}${keys.length === 0 ? ' (empty)' : ` (sets ${keys.join(', ')})`}; flags override it`
+  return `Config: read ${loaded.source}${keys.length === 0 ? ' (empty)' : ` (sets ${keys.join(', ')})`}`
 }
 
 /**

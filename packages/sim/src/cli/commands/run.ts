@@ -146,8 +146,8 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
       .example('$0 run "scenarios/**/*.yaml"', 'Run the whole catalog (quote the glob; sim expands ** itself)')
       .example('$0 run scenarios --tag smoke --bail', 'The scenarios tagged smoke, stopping at the first failure')
       .example('$0 run scenarios/smoke/basic-pressure.yaml --seed 42 --reporter json', 'One scenario, one seed, the report on stdout')
-      .epilogue(`${describeRunConfig(cwdOf())}. A config (sim.config.json, sim.config.yaml or "sim" in package.json) `
-        + 'may set subject, reporters, outDir and seed.') as Argv<RunArgs>,
+      .epilogue(`${describeRunConfig(cwdOf())}\nA config sets defaults for subject, reporters, outDir and seed; flags win.`) as
+        Argv<RunArgs>,
     handler: async (args) => {
       const out = ctx.out
       const cwd = cwdOf()
