@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { scenarioFiles } from '../../../src/cli/commands/run.ts'
 import type { RunReport } from '../../../src/report/types.ts'
-import { REPO_ROOT, runSim, tempDir } from '../run-sim.ts'
+import { normalise, REPO_ROOT, runSim, tempDir } from '../run-sim.ts'
 
 let tmp: { dir: string; cleanup: () => Promise<void> }
 let cat: string
@@ -86,5 +86,63 @@ describe('sim run selection', () => {
       2, 'error: --bail: expected a positive integer, got "x.yaml" (put --bail after the files, or write --bail=1)',
     ])
     expect((await runSim(['run', cat, '--bail', '0'])).exitCode).toBe(2)
+  })
+})
+
+describe('sim run --help', () => {
+  it('documents every flag and says which config was read (none in an empty folder)', async () => {
+    const empty = join(tmp.dir, 'empty')
+    await mkdir(empty, { recursive: true })
+    const run = await runSim(['run', '--help'], { cwd: empty })
+    expect(run.exitCode).toBe(0)
+    expect(normalise(run.stdout)).toMatchInlineSnapshot(`
+      "sim run <files..>
+
+      Run scenarios against a mocked provider and check them
+
+      Positionals:
+        files  Scenario YAML files, folders (every *.yaml under them) or quoted globs
+               (e.g. "scenarios/**/*.yaml")           [array] [required] [default: []]
+
+      Options:
+            --color     Colour output; --no-color disables it                [boolean]
+            --debug     Stack traces for internal errors                     [boolean]
+        -h, --help      Show help                                            [boolean]
+            --version   Show version number                                  [boolean]
+            --seed      Seed (uint32) for every scenario instead of each file's own
+                                                                              [string]
+            --reporter  Output formats, repeatable (default pretty); html writes
+                        index.html
+            [array] [choices: "pretty", "json", "markdown", "junit", "html", "github"]
+            --out-dir   Where logs, manifests, captures and reports go (default
+                        reports/<run-id>/)                                    [string]
+            --filter    Only scenarios whose name matches this regular expression
+                                                                              [string]
+            --tag       Only scenarios carrying this tag (repeatable or a comma list:
+                        any of them)                                           [array]
+            --bail      Stop after n failed or errored scenarios (default 1); the rest
+                        are reported as skipped                               [string]
+            --timings   Add wall-clock durations to the report (no longer byte-stable)
+                                                            [boolean] [default: false]
+            --subject   Who runs the sessions: reference (default), dsh (the official
+                        engine 0.1.0-rc.8) or module:<path>; a comma list or repeated
+                        flag runs each scenario under each and adds a differential
+                                                                              [string]
+            --shard     Run slice i of n of the scenario list (i/n, a stable hash of
+                        each path); merge with sim report merge               [string]
+
+      Examples:
+        sim run "scenarios/**/*.yaml"             Run the whole catalog (quote the
+                                                  glob; sim expands ** itself)
+        sim run scenarios --tag smoke --bail      The scenarios tagged smoke, stopping
+                                                  at the first failure
+        sim run                                   One scenario, one seed, the report
+        scenarios/smoke/basic-pressure.yaml       on stdout
+        --seed 42 --reporter json
+
+      Config: none (sim.config.json, sim.config.yaml, package.json "sim")
+      A config sets defaults for subject, reporters, outDir and seed; flags win.
+      "
+    `)
   })
 })
