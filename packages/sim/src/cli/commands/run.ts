@@ -144,7 +144,7 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
         type: 'string', describe: 'Run slice i of n of the scenario list (i/n, a stable hash of each path); merge with sim report merge',
       })
       .example('$0 run "scenarios/**/*.yaml"', 'Run the whole catalog (quote the glob; sim expands ** itself)')
-      .example('$0 run scenarios --tag smoke --bail', 'The scenarios tagged smoke, stopping at the first failure')
+      .example('$0 run scenarios --filter "^fault-0" --bail', 'Scenarios named fault-0…, stopping at the first failure')
       .example('$0 run scenarios/smoke/basic-pressure.yaml --seed 42 --reporter json', 'One scenario, one seed, the report on stdout')
       .epilogue(`${describeRunConfig(cwdOf())}\nA config sets defaults for subject, reporters, outDir and seed; flags win.`) as
         Argv<RunArgs>,

@@ -134,8 +134,8 @@ describe('sim run --help', () => {
       Examples:
         sim run "scenarios/**/*.yaml"             Run the whole catalog (quote the
                                                   glob; sim expands ** itself)
-        sim run scenarios --tag smoke --bail      The scenarios tagged smoke, stopping
-                                                  at the first failure
+        sim run scenarios --filter "^fault-0"     Scenarios named fault-0…, stopping
+        --bail                                    at the first failure
         sim run                                   One scenario, one seed, the report
         scenarios/smoke/basic-pressure.yaml       on stdout
         --seed 42 --reporter json
