@@ -1,11 +1,15 @@
 /**
- * `sim run <files|globs...>`: runs scenarios against the reference subject and the mock provider (a thin
- * shell over `runScenarios`). Always writes `report.json`, `report.md` and `junit.xml` into the output
- * folder (default `reports/<run-id>/`), and `index.html` with `--reporter html`; stdout carries the chosen
- * reporters (pretty by default; `json` is exactly the report); stderr carries the seed, input errors and
- * one `Replay: <command>` line per failed scenario. Exit 0 when every scenario passed or was skipped, 1 when
- * one failed, 2 for an input error (bad flag, no file matched, a schema-invalid scenario named by
- * `file:line:column`), 3 for a bug of sim.
+ * `sim run <files|folders|globs...>`: runs scenarios against the reference subject and the mock provider (a
+ * thin shell over `runScenarios`). A folder stands for the YAML files under it; `--filter <regex>` (scenario
+ * names) and `--tag <t>` (any of the tags) select; `--bail [n]` stops after n failures and reports the rest
+ * as skipped. Defaults for subject, reporters, out-dir and seed may come from the working directory's config
+ * (`run-config.ts`); flags override it. Always writes `report.json`, `report.md` and `junit.xml` into the
+ * output folder (default `reports/<run-id>/`), and `index.html` with `--reporter html`. Output streams as each
+ * scenario finishes (`run-stream.ts`): stdout carries the chosen reporters (pretty by default, streamed;
+ * `json` is exactly the report); stderr carries the seed, the summary when pretty is not chosen, and at the
+ * end every failure again with its `Replay: <command>` line. Exit 0 when every scenario passed or was
+ * skipped, 1 when one failed, 2 for an input error (bad flag or config, no file matched or selected, an
+ * out-dir that is a file, a schema-invalid scenario named by `file:line:column`), 3 for a bug of sim.
  */
 import { statSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
