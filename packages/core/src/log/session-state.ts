@@ -136,7 +136,7 @@ export class SessionState {
       for (const idx of target.imageIndexes) {
         if (idx <= prev) return fail(`imageIndexes must be strictly increasing`, `${field}.imageIndexes`)
         prev = idx
-        if (idx >= images) return fail(`image index ${idx} is out of range: node ${target.seq} has ${images} image(s)`, `${field}.imageIndexes`)
+        if (idx >= images) return fail(`image index ${idx} is out of range: node ${target.seq} has ${images} ${images === 1 ? 'image' : 'images'}`, `${field}.imageIndexes`)
         if (already.has(idx)) return fail(`image ${idx} of node ${target.seq} is already offloaded`, `${field}.imageIndexes`)
       }
       total += target.imageIndexes.length

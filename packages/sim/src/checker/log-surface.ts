@@ -11,6 +11,7 @@ import {
 import type { CheckerModel } from './model.ts'
 import { at, blockText, hasNonWhitespace, sameSeqs, seqList } from './support.ts'
 import type { InvariantCheck } from './types.ts'
+import { plural } from '../plural.ts'
 
 type Check = InvariantCheck<CheckerModel>
 
@@ -57,7 +58,7 @@ const inv04: Check = {
       const cited = e.sourceEventSeqs
       if (cited === undefined) return
       if (cited.length === 0) {
-        if (e.data.message.content.length > 0) r.violation(e.seq, `an empty provenance list means a known empty stream, but the message has ${e.data.message.content.length} content block(s)`)
+        if (e.data.message.content.length > 0) r.violation(e.seq, `an empty provenance list means a known empty stream, but the message has ${plural(e.data.message.content.length, 'content block')}`)
         return
       }
       const step = m.step

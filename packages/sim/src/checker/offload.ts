@@ -12,6 +12,7 @@ import { innerContent } from './pruning.ts'
 import { RequestCursor } from './requests.ts'
 import { at, blockText, sameSeqs, seqList } from './support.ts'
 import type { Applicability, InvariantCheck, InvariantId, Reporter, RunContext } from './types.ts'
+import { plural } from '../plural.ts'
 
 type Check = InvariantCheck<CheckerModel>
 
@@ -66,7 +67,7 @@ const inv36 = offloadCheck(
       for (const i of t.imageIndexes) {
         if (i <= prev) r.violation(e.seq, `imageIndexes of ${at(t.seq)} are not strictly ascending`)
         prev = Math.max(prev, i)
-        if (i >= images) r.violation(e.seq, `image index ${i} of ${at(t.seq)} is out of range (${images} image(s))`)
+        if (i >= images) r.violation(e.seq, `image index ${i} of ${at(t.seq)} is out of range (${plural(images, 'image')})`)
         else if (already.has(i)) r.violation(e.seq, `image ${i} of ${at(t.seq)} is already offloaded`)
       }
       total += t.imageIndexes.length
@@ -167,7 +168,7 @@ const inv38 = offloadCheck(
     const expected = expectedTargets(nodes, count, m)
     const actual = e.data.targets.map((t) => ({ seq: t.seq, imageIndexes: t.imageIndexes }))
     if (!jsonEqual(actual, expected)) {
-      r.violation(e.seq, `offloads ${renderTargets(actual)}; the ${count} oldest eligible occurrence(s) of the failed ${cause.kind} request (${at(cause.seq)}) are ${renderTargets(expected)}`)
+      r.violation(e.seq, `offloads ${renderTargets(actual)}; the ${count} oldest eligible ${count === 1 ? 'occurrence' : 'occurrences'} of the failed ${cause.kind} request (${at(cause.seq)}) are ${renderTargets(expected)}`)
     }
   },
 )
@@ -234,7 +235,7 @@ const inv39: Check = {
       }
       const keptImages = countImages(replacement)
       const liveImages = occurrences.length - marks.size
-      if (keptImages > liveImages) r.violation(event.seq, `the prune replacement of ${at(op.start)} carries ${keptImages} image(s); only ${liveImages} of the node's images are not offloaded`)
+      if (keptImages > liveImages) r.violation(event.seq, `the prune replacement of ${at(op.start)} carries ${plural(keptImages, 'image')}; only ${liveImages} of the node's images are not offloaded`)
     },
     end: () => {
       if (cursor === null && anyOffload) r.skip(-1, 'no request capture: the request half of INV-39 is not evaluated')

@@ -8,6 +8,7 @@ import { deriveEventMessage, type LogEvent, type SessionEvent } from '@compactio
 import type { BracketMode, CheckerModel } from './model.ts'
 import { at, blockText, hasNonWhitespace, seqList, summaryBefore } from './support.ts'
 import type { InvariantCheck, Reporter } from './types.ts'
+import { plural } from '../plural.ts'
 
 type Check = InvariantCheck<CheckerModel>
 
@@ -135,8 +136,8 @@ const inv28: Check = {
       const surface = m.state.surface
       const before = surface.balanceAt(span.startPosition)
       const after = surface.balanceAt(span.endPosition + 1)
-      if (before !== 0) r.violation(e.seq, `the cut before ${at(op.start)} (position ${span.startPosition}) has ${before} unanswered call(s) crossing it`)
-      if (after !== 0) r.violation(e.seq, `the cut after ${at(op.end)} (position ${span.endPosition}) has ${after} unanswered call(s) crossing it`)
+      if (before !== 0) r.violation(e.seq, `the cut before ${at(op.start)} (position ${span.startPosition}) has ${plural(before, 'unanswered call')} crossing it`)
+      if (after !== 0) r.violation(e.seq, `the cut after ${at(op.end)} (position ${span.endPosition}) has ${plural(after, 'unanswered call')} crossing it`)
     },
   }),
 }

@@ -17,6 +17,8 @@ export interface CliIo {
   stderr: TextSink
   env: Readonly<Record<string, string | undefined>>
   isTTY: boolean
+  /** The working directory relative paths and config files are looked up in (default `process.cwd()`). */
+  cwd?: string
 }
 
 /** The real process: its streams, `process.env`, and whether stdout is a terminal. */

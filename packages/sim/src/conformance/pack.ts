@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { RunReport, ScenarioReport, ScenarioStatus } from '../report/types.ts'
+import { plural } from '../plural.ts'
 
 /** The conformance levels, weakest first. */
 export const CONFORMANCE_LEVELS = ['must', 'should', 'may'] as const
@@ -91,7 +92,7 @@ export function judgeScenario(report: ScenarioReport, level: ConformanceLevel): 
     name: 'invariants',
     passed: ids.length === 0,
     expected: 'no violation of any invariant',
-    actual: ids.length === 0 ? 'none' : `${report.violations.length} violation(s): ${ids.join(', ')}`,
+    actual: ids.length === 0 ? 'none' : `${plural(report.violations.length, 'violation')}: ${ids.join(', ')}`,
   }
   const expectations = [invariants, ...report.expectations.filter((e) => e.name === 'durable')]
   const status: ScenarioStatus = expectations.every((e) => e.passed) ? 'passed' : 'failed'

@@ -15,6 +15,7 @@ import type { Subject } from '../subjects/types.ts'
 import { CRASH_STARTUP_MS_DEFAULT, CRASH_WATCHDOG_MS_DEFAULT } from '../world/crash.ts'
 import { scaledWatchdogMs } from '../world/watchdog.ts'
 import { entriesAt, judgeScenario, loadPack, type ConformanceLevel } from './pack.ts'
+import { plural } from '../plural.ts'
 
 /** Options of `defineConformanceSuite`. */
 export interface ConformanceSuiteOptions {
@@ -77,7 +78,7 @@ export function failureText(report: ScenarioReport): string {
   const lines = [`${report.name} [${report.subject} seed=${report.seed}] ${report.status}`]
   if (report.error !== undefined) lines.push(`  error: ${report.error}`)
   for (const v of report.violations.slice(0, 20)) lines.push(`  ${v.id} at seq ${v.seq}: ${v.message}`)
-  if (report.violations.length > 20) lines.push(`  … and ${report.violations.length - 20} more violation(s)`)
+  if (report.violations.length > 20) lines.push(`  … and ${plural(report.violations.length - 20, 'more violation')}`)
   for (const e of report.expectations) if (!e.passed) lines.push(`  ${e.name}: expected ${e.expected}, got ${e.actual}`)
   lines.push(`  Replay: ${report.replay}`)
   return lines.join('\n')

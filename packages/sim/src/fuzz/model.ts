@@ -5,6 +5,7 @@
  * goes backwards within a lifecycle. Cheap (no log replay): the checker runs on the whole log per run.
  */
 import type { SessionDriver, Phase, SummaryFault } from './driver.ts'
+import { plural } from '../plural.ts'
 
 /** What the model knows about the session; plain data, copied by fast-check between commands. */
 export interface SessionModel {
@@ -48,7 +49,7 @@ export function assertAgrees(model: SessionModel, driver: SessionDriver, command
   if ((state.openTurn === null) !== (model.phase === 'idle')) fail(`open turn ${state.openTurn} in phase ${model.phase}`)
   if (state.surface.firstNegativePosition !== -1) fail(`tool pairing negative at position ${state.surface.firstNegativePosition} (INV-08)`)
   const open = state.surface.balanceAt(driver.log.nodes.length)
-  if (open !== model.pendingCalls) fail(`${open} tool call(s) without result on the surface, the model says ${model.pendingCalls}`)
+  if (open !== model.pendingCalls) fail(`${plural(open, 'tool call')} without result on the surface, the model says ${model.pendingCalls}`)
   if ((state.lock.state === 'live') !== model.lockLive) {
     fail(`lock is ${state.lock.state}, the model says ${model.lockLive ? 'live' : 'not live'}`)
   }

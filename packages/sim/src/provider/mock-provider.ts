@@ -44,6 +44,12 @@ export interface MockProviderOptions {
   clock: ProviderClock
   /** Models the metadata endpoint reports. Default: none (every model has unknown capacity and is accepted). */
   models?: readonly MockModel[]
+  /**
+   * Serve chat requests for a model `models` does not list (its capacity is then unknown) instead of 404
+   * `model_not_found`. Default false. `sim serve` without a scenario sets it: it announces one model but
+   * answers for any.
+   */
+  acceptUnknownModels?: boolean
   /** Largest SSE delta piece in UTF-16 units. Default 64. */
   deltaChars?: number
   /** Reject (overflow, §1.2.2) a request whose prompt estimate exceeds its model's window. Default false. */
@@ -62,6 +68,7 @@ export interface MockProviderSpec {
   readonly plan: ReplyPlan
   readonly clock: ProviderClock
   readonly models: ReadonlyMap<string, MockModel>
+  readonly acceptUnknownModels: boolean
   readonly deltaChars: number
   readonly enforceContextWindow: boolean
   readonly idPrefix: string
@@ -80,6 +87,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   'plan',
   'clock',
   'models',
+  'acceptUnknownModels',
   'deltaChars',
   'enforceContextWindow',
   'idPrefix',
@@ -108,6 +116,7 @@ export function resolveMockProviderOptions(options: MockProviderOptions): MockPr
     plan: options.plan,
     clock: options.clock,
     models,
+    acceptUnknownModels: options.acceptUnknownModels ?? false,
     deltaChars,
     enforceContextWindow: options.enforceContextWindow ?? false,
     idPrefix: options.idPrefix ?? (options.wire === 'anthropic' ? 'msg_mock' : 'chatcmpl-mock'),
@@ -270,7 +279,7 @@ export class MockProvider {
       throw err
     }
     const modelInfo = this.spec.models.get(body.model)
-    if (this.spec.models.size > 0 && modelInfo === undefined) {
+    if (this.spec.models.size > 0 && modelInfo === undefined && !this.spec.acceptUnknownModels) {
       return this.refuse(
         'POST',
         path,

@@ -8,7 +8,9 @@ export {
   type RunSummary, type ScenarioArtifacts, type ScenarioCounts, type ScenarioReport, type ScenarioStatus,
 } from './types.ts'
 export type { ReportedPath, ScenarioTimeline, TimelineMarker, TimelineMarkerKind, TimelinePoint } from './types.ts'
-export { renderPretty, PRETTY_HEADLINE_CHARS_MAX, type PrettyOptions } from './pretty.ts'
+export {
+  renderPretty, renderPrettyFooter, renderPrettyHeader, renderPrettyScenario, renderSummaryLine, PRETTY_HEADLINE_CHARS_MAX, type PrettyOptions,
+} from './pretty.ts'
 export { renderMarkdown, markdownCell, markdownCode, markdownFence } from './markdown.ts'
 export { renderJunit, xmlAttribute, xmlText, JUNIT_MESSAGE_CHARS_MAX } from './junit.ts'
 export { renderHtml, htmlText, inlineJson, failedFirst, artifactHref } from './html.ts'

@@ -61,7 +61,7 @@ function checkSlices(shards: ReadonlyArray<{ dir: string; shard: { index: number
     seen.set(s.shard.index, s.dir)
   }
   const missing = Array.from({ length: count }, (_, i) => i + 1).filter((i) => !seen.has(i))
-  if (missing.length > 0) throw new UsageError(`report merge: missing shard(s) ${missing.map((i) => `${i}/${count}`).join(', ')}`)
+  if (missing.length > 0) throw new UsageError(`report merge: missing ${missing.length === 1 ? 'shard' : 'shards'} ${missing.map((i) => `${i}/${count}`).join(', ')}`)
 }
 
 /** Merges `sim run` shard reports into the unsharded report. */

@@ -28,18 +28,45 @@ export interface PrettyOptions {
 /** Longest "why" text on a CI scenario line, in characters (the full text is in report.json and report.md). */
 export const PRETTY_HEADLINE_CHARS_MAX = 240
 
-/** The run as text for stdout, ending in a newline. Deterministic: equal reports and options give equal bytes. */
+/**
+ * The run as text for stdout, ending in a newline. Deterministic: equal reports and options give equal bytes.
+ * Equal to `renderPrettyHeader` + each scenario's `renderPrettyScenario` + `renderPrettyFooter`, the pieces
+ * `sim run` writes as the run goes.
+ */
 export function renderPretty(report: RunReport, options: PrettyOptions): string {
-  const chalk = new Chalk({ level: options.color ? 1 : 0 })
-  const lines: string[] = [header(report, chalk)]
-  for (const scenario of report.scenarios) {
-    lines.push(scenarioLine(scenario, chalk, options.ci))
-    if (!options.ci && isProblem(scenario.status)) lines.push(...details(scenario, chalk))
-  }
-  if (!options.ci) lines.push('')
-  lines.push(summaryLine(report, chalk))
+  return renderPrettyHeader(report, options) + report.scenarios.map((s) => renderPrettyScenario(s, options)).join('')
+    + renderPrettyFooter(report, options)
+}
+
+/** The first line (tool, run id, seed) with its newline; it needs only what is known before the run starts. */
+export function renderPrettyHeader(run: Pick<RunReport, 'tool' | 'runId' | 'seed'>, options: PrettyOptions): string {
+  return `${header(run, chalkOf(options))}\n`
+}
+
+/** One scenario's line (and, in a terminal, the details of a failure), each line ending in a newline. */
+export function renderPrettyScenario(scenario: ScenarioReport, options: PrettyOptions): string {
+  const chalk = chalkOf(options)
+  const lines = [scenarioLine(scenario, chalk, options.ci)]
+  if (!options.ci && isProblem(scenario.status)) lines.push(...details(scenario, chalk))
+  return `${lines.join('\n')}\n`
+}
+
+/** The lines after the scenarios: a blank line (terminal only), the summary and the differential line. */
+export function renderPrettyFooter(report: RunReport, options: PrettyOptions): string {
+  const chalk = chalkOf(options)
+  const lines: string[] = options.ci ? [] : ['']
+  lines.push(renderSummaryLine(report, options))
   if (report.differential !== undefined) lines.push(differentialLine(report.differential, chalk))
   return `${lines.join('\n')}\n`
+}
+
+/** `Summary: 3 scenarios: …`, green when nothing failed, else red (no newline). */
+export function renderSummaryLine(report: RunReport, options: Pick<PrettyOptions, 'color'>): string {
+  return summaryLine(report, chalkOf(options))
+}
+
+function chalkOf(options: Pick<PrettyOptions, 'color'>): ChalkInstance {
+  return new Chalk({ level: options.color ? 1 : 0 })
 }
 
 /** One line summing up the subject-vs-subject differential (issue #7); red when a difference is unexplained. */
@@ -50,7 +77,7 @@ function differentialLine(d: NonNullable<RunReport['differential']>, chalk: Chal
   return s.unexplained > 0 ? chalk.red.bold(text) : chalk.green.bold(text)
 }
 
-function header(report: RunReport, chalk: ChalkInstance): string {
+function header(report: Pick<RunReport, 'tool' | 'runId' | 'seed'>, chalk: ChalkInstance): string {
   return chalk.dim(`${report.tool.name} ${oneLine(report.tool.version)} · run ${oneLine(report.runId)} · seed ${runSeed(report)}`)
 }
 

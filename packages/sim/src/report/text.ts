@@ -96,7 +96,7 @@ export function seconds(ms: number): string {
 }
 
 /** The run's seed for humans: the override, or `per scenario`. */
-export function runSeed(report: RunReport): string {
+export function runSeed(report: Pick<RunReport, 'seed'>): string {
   return report.seed === null ? 'per scenario' : String(report.seed)
 }
 

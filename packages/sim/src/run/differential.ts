@@ -8,6 +8,7 @@
  */
 import { join } from 'node:path'
 import { EventLog, PRUNE_MARKER, TokenMeter, isCompactCheckpointSource, readLog, type ContentBlock, type Dialect, type LogEvent } from '@compaction-sim/core'
+import { plural } from '../plural.ts'
 import type {
   DifferentialAspect, DifferentialDifference, DifferentialReport, DifferentialScenario, ScenarioReport,
 } from '../report/types.ts'
@@ -176,7 +177,7 @@ export function compareLogs(base: LogSide, other: LogSide): DifferentialDifferen
   const aShape = a.surface.filter((k) => k !== 'system')
   if (show(aShape) !== show(b.surface)) add('surface', null, 'final surface shapes differ (system messages set aside, D-02)', aShape, b.surface)
   else if (systemNodes > 0 && !b.surface.includes('system')) {
-    add('surface', 'D-02', `the base surface holds ${systemNodes} system message(s); upstream carries the prompt in request/header`, a.surface, b.surface)
+    add('surface', 'D-02', `the base surface holds ${plural(systemNodes, 'system message')}; upstream carries the prompt in request/header`, a.surface, b.surface)
   }
   if (a.tokens !== null && b.tokens !== null && a.tokens !== b.tokens) {
     const framing = framedTokens(base, 'checkpoint') - framedTokens(other, 'checkpoint')

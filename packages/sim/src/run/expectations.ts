@@ -9,6 +9,7 @@ import type { Violation } from '../checker/types.ts'
 import type { ExpectationResult, FinalPressure, ReportedOutcome, ScenarioCounts } from '../report/types.ts'
 import type { CountRange, ResolvedEventPattern, ResolvedExpect } from '../scenario/resolve.ts'
 import { COUNT_NAMES } from '../scenario/types.ts'
+import { plural } from '../plural.ts'
 
 /** Counts of a finished log (`requests` and `crashes` come from the run). */
 export function countsOf(events: readonly LogEvent[], requests: number, crashes: number): ScenarioCounts {
@@ -61,7 +62,7 @@ export function evaluateExpectations(inputs: ExpectationInputs): ExpectationResu
     name: 'invariants',
     passed: selected.length === 0,
     expected: expect.invariants === 'all' ? 'no violation of any invariant' : `no violation of ${expect.invariants.join(', ')}`,
-    actual: selected.length === 0 ? 'none' : `${selected.length} violation(s): ${ids.join(', ')}`,
+    actual: selected.length === 0 ? 'none' : `${plural(selected.length, 'violation')}: ${ids.join(', ')}`,
   })
   expect.outcome?.forEach((want, i) => {
     const got = inputs.outcomes[i]

@@ -83,6 +83,17 @@ export interface RunOptions {
    * checks then apply to the combination, and the run manifest records it, so the checker judges the log by it.
    */
   policyOverride?: PolicyOverride
+  /**
+   * Called with each scenario's report as soon as it is final, in report order (`sim run` streams its output
+   * from here). `done` counts the reports so far, `total` the reports the run will have (files × subjects).
+   * Must not throw; the report it gets is the one `runScenarios` returns (do not mutate it beyond `replay`).
+   */
+  onScenario?: (scenario: ScenarioReport, done: number, total: number) => void
+  /**
+   * Stop running after this many scenarios failed or errored (`sim run --bail n`, n ≥ 1). The scenarios not
+   * run are still reported, as `skipped` with a `not run: …` reason, so the report lists every file.
+   */
+  bailAfter?: number
 }
 
 /** One sweep cell's policy (issue #10): each set field replaces the scenario's value; `retainRatio` drops `retainTokens`. */
@@ -197,15 +208,24 @@ export async function runScenarios(files: readonly string[], options: RunOptions
   mount.open()
   try {
     const subjects = options.subjects ?? []
+    const total = files.length * Math.max(1, subjects.length)
+    let problems = 0
+    const finish = (report: ScenarioReport): void => {
+      scenarios.push(report)
+      if (report.status === 'failed' || report.status === 'error') problems++
+      options.onScenario?.(report, scenarios.length, total)
+    }
+    const bailed = (): boolean => options.bailAfter !== undefined && problems >= options.bailAfter
     for (const file of files) {
       let slug = slugOf(displayPath(file, options.cwd))
       const seen = slugs.get(slug) ?? 0
       slugs.set(slug, seen + 1)
       if (seen > 0) slug = `${slug}-${seen + 1}`
-      if (subjects.length === 0) scenarios.push(await runOne(file, slug, options))
+      const runs = subjects.length === 0 ? [options] : subjects.map((subject) => ({ ...options, subject }))
       // Several subjects: the first keeps the plain artifact names, the others get `--<subject>`.
-      for (const [i, subject] of subjects.entries()) {
-        scenarios.push(await runOne(file, i === 0 ? slug : `${slug}--${subject.name}`, { ...options, subject }))
+      for (const [i, runOptions] of runs.entries()) {
+        const runSlug = i === 0 ? slug : `${slug}--${runOptions.subject?.name ?? 'reference'}`
+        finish(bailed() ? await notRun(file, runSlug, runOptions, problems) : await runOne(file, runSlug, runOptions))
       }
     }
   } finally {
@@ -253,6 +273,29 @@ export function displayPath(file: string, cwd = process.cwd()): string {
   const rel = isAbsolute(file) ? relative(cwd, file) : file
   const shown = rel.startsWith('..') ? file : rel
   return shown.split(sep).join('/')
+}
+
+/**
+ * The report of a scenario `--bail` left out: `skipped`, with its name and seed when the file loads (else the
+ * slug and the override seed), and a reason naming the bail.
+ */
+async function notRun(file: string, slug: string, options: RunOptions, problems: number): Promise<ScenarioReport> {
+  const shown = displayPath(file, options.cwd)
+  let name = slug
+  let seed = options.seed ?? 0
+  try {
+    const raw = await loadScenario(file)
+    name = raw.name
+    seed = options.seed ?? raw.seed
+  } catch {
+    // an unloadable file is not run either; the slug and the override seed stand in for its name and seed
+  }
+  const bail = options.bailAfter ?? 1
+  return {
+    file: shown, name, subject: options.subject?.name ?? 'reference', seed, dialect: 'seed', status: 'skipped',
+    skipReason: `not run: --bail ${bail} stopped the run after ${problems === 1 ? '1 failure' : `${problems} failures`}`,
+    violations: [], expectations: [], faults: [], replay: replayCommand(shown, seed),
+  }
 }
 
 async function runOne(file: string, slug: string, options: RunOptions): Promise<ScenarioReport> {

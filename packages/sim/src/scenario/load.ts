@@ -273,7 +273,7 @@ function limitIssues(issues: ScenarioIssue[]): ScenarioIssue[] {
   if (issues.length <= SCENARIO_ISSUES_MAX) return issues
   const rest = issues.length - SCENARIO_ISSUES_MAX
   const last = issues[SCENARIO_ISSUES_MAX - 1]
-  const summary: ScenarioIssue = { code: last?.code ?? 'SCHEMA', path: '', reason: `… and ${rest} more problem(s)` }
+  const summary: ScenarioIssue = { code: last?.code ?? 'SCHEMA', path: '', reason: `… and ${rest} more ${rest === 1 ? 'problem' : 'problems'}` }
   return [...issues.slice(0, SCENARIO_ISSUES_MAX), summary]
 }
 
@@ -360,7 +360,7 @@ function keyHint(name: string, parentSchema: unknown): string {
     }
   }
   if (best !== null && bestDistance <= Math.max(2, Math.floor(best.length / 4))) return ` (did you mean ${JSON.stringify(best)}?)`
-  return keys.length <= 12 ? `; allowed keys: ${keys.join(', ')}` : ''
+  return keys.length <= 16 ? `; allowed keys: ${keys.join(', ')}` : ''
 }
 
 /** Levenshtein distance, bounded: names longer than 64 code units are compared by their first 64. */

@@ -28,6 +28,7 @@ import {
   type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
 } from './types.ts'
+import { plural } from '../plural.ts'
 
 /** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
 export const FIXTURES_PREFIX = 'fixtures:'
@@ -158,6 +159,8 @@ export interface ResolvedScenario {
   readonly file: string
   readonly name: string
   readonly description: string
+  /** The scenario's `tags` (empty when it has none), for `sim run --tag`. */
+  readonly tags: readonly string[]
   readonly seed: number
   readonly subject: SubjectSpec
   readonly dialect: Dialect
@@ -208,6 +211,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     file: source.file,
     name: doc.name,
     description: doc.description ?? '',
+    tags: doc.tags ?? [],
     seed: doc.seed,
     subject: resolveSubject(doc.subject ?? 'reference'),
     dialect,
@@ -474,7 +478,7 @@ function matchResults(
 ): TranscriptToolResult[] {
   if (results.length !== callIds.length) {
     const path = results.length === 0 ? stepPath : `${stepPath}/toolResults`
-    issues.push(semantic(path, `has ${results.length} tool result(s) for ${callIds.length} tool call(s); give one per call`))
+    issues.push(semantic(path, `has ${plural(results.length, 'tool result')} for ${plural(callIds.length, 'tool call')}; give one per call`))
     return []
   }
   const byCall = new Map<string, TranscriptToolResult>()
@@ -627,7 +631,7 @@ function resolveExpect(
   const expect = doc.expect ?? {}
   const outcome = expect.outcome?.map((item, i) => resolveOutcome(item, `/expect/outcome/${i}`, issues)) ?? null
   if (outcome !== null && turnCount !== null && outcome.length > turnCount) {
-    issues.push(semantic('/expect/outcome', `lists ${outcome.length} outcomes for ${turnCount} turn(s)`))
+    issues.push(semantic('/expect/outcome', `lists ${plural(outcome.length, 'outcome')} for ${plural(turnCount, 'turn')}`))
   }
   const counts = {} as Record<CountName, CountRange | null>
   for (const name of COUNT_NAMES) counts[name] = countRange(expect.counts?.[name], `/expect/counts/${name}`, issues)

@@ -262,6 +262,8 @@ export interface ExpectConfig {
 export interface Scenario {
   name: string
   description?: string
+  /** Labels for `sim run --tag` (any-of selection). */
+  tags?: string[]
   seed: number
   subject?: SubjectName
   dialect?: Dialect

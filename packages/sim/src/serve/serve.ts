@@ -6,7 +6,8 @@
  * `serveHttp` (reset before headers, or flushed headers then 0…N events then the cut). Faults that need an
  * in-process subject hook (FAULT-17/31/32, FAULT-44, crashes, …) cannot be served over a socket: they are
  * listed in `ignoredFaults`. Without a scenario every conversation request gets a short deterministic reply
- * and every compaction request the deterministic summary.
+ * and every compaction request the deterministic summary, for any model name; the announced model
+ * (`mock-128k`) is listed by `GET /v1/models/<id>` with a 128 000-token window.
  *
  * Loopback only unless the caller opts in: a non-loopback `host` throws `ServeConfigError` without
  * `allowNonLoopback` (the CLI sets it only for an explicit `--host`). Requests are numbered and stamped by a
@@ -32,6 +33,9 @@ export const SERVE_REQUEST_STEP_MS = 1000
 
 /** The model reported without a scenario. */
 export const SERVE_DEFAULT_MODEL = 'mock-128k'
+
+/** The context window `GET /v1/models/mock-128k` reports without a scenario (the 128k its name promises). */
+export const SERVE_DEFAULT_CONTEXT_WINDOW = 128_000
 
 /** Bad options of `serve()` (an input error: CLI exit 2). */
 export class ServeConfigError extends Error {
@@ -174,7 +178,7 @@ export async function serve(options: ServeOptions = {}): Promise<Serving> {
   }
   const served: Served = options.scenario === undefined
     ? {
-      plan: new DefaultPlan(), models: [], model: SERVE_DEFAULT_MODEL, wire: options.wire ?? 'openai', seed: options.seed ?? 0,
+      plan: new DefaultPlan(), models: [{ id: SERVE_DEFAULT_MODEL, contextWindow: SERVE_DEFAULT_CONTEXT_WINDOW }], model: SERVE_DEFAULT_MODEL, wire: options.wire ?? 'openai', seed: options.seed ?? 0,
       servedFaults: [], ignoredFaults: [],
     }
     : await scenarioPlan(options.scenario, options)
@@ -184,6 +188,8 @@ export async function serve(options: ServeOptions = {}): Promise<Serving> {
     plan: served.plan,
     clock: { now: () => CLOCK_ORIGIN_MS + SERVE_REQUEST_STEP_MS * handled },
     models: served.models,
+    // Without a scenario the announced model is listed, and any other model name is still served.
+    acceptUnknownModels: options.scenario === undefined,
   })
   const onRequest = options.onRequest
   let received = 0

@@ -66,5 +66,5 @@ export function missingFeatureReason(scenario: ResolvedScenario, subject: Subjec
   const missing = requiredFeatures(scenario).filter((n) => !declared.has(n.feature))
   if (missing.length === 0) return null
   const list = missing.map((n) => `${n.feature} (${n.because})`).join(', ')
-  return `subject ${subject.name} does not declare the feature(s) this scenario needs: ${list}`
+  return `subject ${subject.name} does not declare the ${missing.length === 1 ? 'feature' : 'features'} this scenario needs: ${list}`
 }

@@ -11,6 +11,7 @@ import {
   SWEEP_REPORT_SCHEMA_VERSION,
   type SweepCell, type SweepCellMetrics, type SweepGrid, type SweepRecommendation, type SweepReport, type SweepRunMetrics,
 } from './types.ts'
+import { plural } from '../plural.ts'
 
 /** Deterministic id of a sweep: a hash of its grid, scenarios and seeds. */
 export function sweepIdOf(grid: SweepGrid, scenarios: readonly string[]): string {
@@ -137,14 +138,14 @@ function recommend(
     const cheapest = [...front].sort(order)[0] as SweepCell
     const dear = m(cheapest)
     const note = cheapest === best ? 'it is also the cheapest Pareto point' : `cheaper Pareto point ${cheapest.id} (${fmt(cheapest)}) `
-      + `is excluded: ${dear.overflowIncidents} overflow incident(s), ${dear.failedBrackets} failed bracket(s), `
-      + `${dear.compactions} compaction(s) in ${dear.turns} turns`
+      + `is excluded: ${plural(dear.overflowIncidents, 'overflow incident')}, ${plural(dear.failedBrackets, 'failed bracket')}, `
+      + `${plural(dear.compactions, 'compaction')} in ${plural(dear.turns, 'turn')}`
     return {
       contextWindow, cell: best.id, policy: best.policy,
-      reasoning: `${best.id}: lowest ${unit} (${fmt(best)}) among the ${qualified.length} of ${front.length} Pareto point(s) `
+      reasoning: `${best.id}: lowest ${unit} (${fmt(best)}) among the ${qualified.length} of ${plural(front.length, 'Pareto point')} `
         + `with 0 overflow incidents, 0 failed brackets and at most ${perTurnMax} compactions per turn `
         + `(${m(best).compactions} in ${m(best).turns} turns, retention ${m(best).retention ?? 'n/a'}); ${note}; `
-        + `${pool.length} clean cell(s) considered`,
+        + `${plural(pool.length, 'clean cell')} considered`,
     }
   }
   const fallback = [...front].sort((a, b) => m(a).overflowIncidents - m(b).overflowIncidents || order(a, b))[0] as SweepCell

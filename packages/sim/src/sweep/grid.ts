@@ -112,7 +112,12 @@ export function gridFromFlags(flags: GridFlags): SweepGrid {
     contextWindow: axis(numbers('window', flags.window, [8000])),
     seeds: axis(numbers('seeds', flags.seeds, [])),
     compactionsPerTurnMax: COMPACTIONS_PER_TURN_MAX_DEFAULT,
-  }, (key) => `--${key}`)
+  }, (key) => GRID_KEY_FLAGS[key] ?? '--threshold/--retain/--pruner/--window')
+}
+
+/** The inline flag of each grid key (`sim sweep --threshold` sets `thresholdRatio`), for error messages. */
+const GRID_KEY_FLAGS: Readonly<Record<string, string>> = {
+  thresholdRatio: '--threshold', retainRatio: '--retain', pruner: '--pruner', contextWindow: '--window', seeds: '--seeds',
 }
 
 /** Pruner axis in the fixed order on, off. */
@@ -167,7 +172,7 @@ export function parseGrid(text: string, file: string): SweepGrid {
     contextWindow: axis(get('contextWindow', [8000])),
     seeds: axis(get('seeds', [])),
     compactionsPerTurnMax: perTurn[0] ?? COMPACTIONS_PER_TURN_MAX_DEFAULT,
-  }, (key) => where.get(key) ?? file)
+  }, (key) => (key === 'cells' ? file : `${where.get(key) ?? file}: ${key}`))
 }
 
 /** One grid value: a list, a scalar or a range string, as numbers (or booleans for `pruner`). */
@@ -190,10 +195,13 @@ function gridValue(key: string, node: Node | null, at: (offset: number) => strin
   return out as number[] | boolean[]
 }
 
-/** Checks value domains (where = location of a key for the message); returns the grid. */
+/**
+ * Checks value domains; returns the grid. `where(key)` names the source of a key in the message: `file:line:col: key`
+ * for a grid file, the flag (`--threshold`) for inline axes.
+ */
 function checkedGrid(grid: SweepGrid, where: (key: string) => string): SweepGrid {
   const bad = (key: string, reason: string): never => {
-    throw new UsageError(`${where(key)}: ${key}: ${reason}`)
+    throw new UsageError(`${where(key)}: ${reason}`)
   }
   for (const v of grid.thresholdRatio) if (!(v > 0 && v <= 1)) bad('thresholdRatio', `expected ratios in (0, 1], got ${v}`)
   for (const v of grid.retainRatio) if (!(v > 0 && v < 1)) bad('retainRatio', `expected ratios in (0, 1), got ${v}`)
@@ -202,7 +210,7 @@ function checkedGrid(grid: SweepGrid, where: (key: string) => string): SweepGrid
   if (!(grid.compactionsPerTurnMax >= 0)) bad('compactionsPerTurnMax', `expected a number ≥ 0, got ${grid.compactionsPerTurnMax}`)
   if (grid.pruner.length === 0) bad('pruner', 'expected on, off or both')
   const cells = grid.thresholdRatio.length * grid.retainRatio.length * grid.pruner.length * grid.contextWindow.length
-  if (cells > GRID_CELLS_MAX) bad('thresholdRatio', `the grid has ${cells} cells, more than ${GRID_CELLS_MAX}`)
+  if (cells > GRID_CELLS_MAX) bad('cells', `the grid has ${cells} cells, more than ${GRID_CELLS_MAX}`)
   return grid
 }
 

@@ -7,6 +7,7 @@
  */
 import { escapeXml, niceAxis, svgNumber, tickLabel } from '../report/svg.ts'
 import type { SweepCell, SweepCellMetrics, SweepReport } from './types.ts'
+import { plural } from '../plural.ts'
 
 const CSS = [
   'body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}',
@@ -31,8 +32,8 @@ export function renderSweepHtml(report: SweepReport): string {
   const body: string[] = [
     `<h1>Sweep ${escapeXml(report.sweepId)}</h1>`,
     `<p>${report.summary.cells} cells (${report.summary.ran} ran, ${report.summary.skipped} skipped), `
-      + `${report.scenarios.length} scenario(s), `
-      + `${report.summary.runs} runs, ${report.summary.violations} invariant violation(s). Cost: ${escapeXml(unit)}.</p>`,
+      + `${plural(report.scenarios.length, 'scenario')}, `
+      + `${plural(report.summary.runs, 'run')}, ${plural(report.summary.violations, 'invariant violation')}. Cost: ${escapeXml(unit)}.</p>`,
   ]
   if (!report.complete) body.push('<p class="incomplete">Incomplete: the sweep was interrupted; only finished cells are shown.</p>')
   body.push('<h2>Recommendations</h2>', '<ul class="recommendations">')

@@ -4,6 +4,7 @@
  * document, so it is byte-identical whenever the document is.
  */
 import type { SweepCell, SweepReport } from './types.ts'
+import { plural } from '../plural.ts'
 
 /** Escapes a table cell. */
 function cellText(text: string): string {
@@ -25,9 +26,9 @@ export function renderSweepMarkdown(report: SweepReport): string {
   const out: string[] = [
     `# Sweep ${report.sweepId}`,
     '',
-    `${report.summary.cells} cells (${report.summary.ran} ran, ${report.summary.skipped} skipped) × ${report.scenarios.length} scenario(s)`
+    `${report.summary.cells} cells (${report.summary.ran} ran, ${report.summary.skipped} skipped) × ${plural(report.scenarios.length, 'scenario')}`
       + ` × ${report.grid.seeds.length === 0 ? 'each scenario\'s own seed' : `seeds ${report.grid.seeds.join(', ')}`}: `
-      + `${report.summary.runs} runs, ${report.summary.violations} invariant violation(s), ${report.summary.pareto} Pareto point(s).`,
+      + `${plural(report.summary.runs, 'run')}, ${plural(report.summary.violations, 'invariant violation')}, ${plural(report.summary.pareto, 'Pareto point')}.`,
     `Cost basis: ${report.costBasis === 'cost' ? 'the cache-cost model (USD)' : 'uncached prompt tokens (no cache-cost section)'}.`,
   ]
   if (!report.complete) out.push('', '**Incomplete:** the sweep was interrupted; only finished cells are listed.')

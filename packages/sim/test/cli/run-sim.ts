@@ -24,6 +24,8 @@ export interface SimRun {
 export interface RunSimOptions {
   env?: Record<string, string>
   isTTY?: boolean
+  /** The working directory `sim` sees (config files, relative paths); default the process's. */
+  cwd?: string
 }
 
 /** Runs `sim <argv>` in-process and captures stdout, stderr and the exit code. Never throws. */
@@ -35,6 +37,7 @@ export async function runSim(argv: string[], options: RunSimOptions = {}): Promi
     stderr: { write: (text: string) => { stderr += text } },
     env: options.env ?? {},
     isTTY: options.isTTY ?? false,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   })
   return { exitCode, stdout, stderr }
 }

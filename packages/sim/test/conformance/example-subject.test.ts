@@ -25,8 +25,8 @@ describe('sim conform with the example subject', () => {
     const report = JSON.parse(run.stdout) as RunReport
     const skipped = report.scenarios.filter((s) => s.status === 'skipped').map((s) => s.skipReason?.replace(/ \(.*$/, ''))
     expect(skipped).toEqual([
-      'subject core-adapter-example does not declare the feature(s) this scenario needs: unroutableSummarizer',
-      'subject core-adapter-example does not declare the feature(s) this scenario needs: explicitRegion',
+      'subject core-adapter-example does not declare the feature this scenario needs: unroutableSummarizer',
+      'subject core-adapter-example does not declare the feature this scenario needs: explicitRegion',
     ])
     expect(report.summary.failed + report.summary.error).toBe(0)
     expect(report.summary.passed).toBe(report.summary.total - 2)

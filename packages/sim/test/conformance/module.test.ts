@@ -99,7 +99,7 @@ describe('subject features', () => {
     const scenario = await resolved('scenarios/policy/compact-now-idle.yaml')
     const bare = { name: 'bare', features: [], runSession: referenceSubject.runSession }
     expect(missingFeatureReason(scenario, bare))
-      .toBe('subject bare does not declare the feature(s) this scenario needs: manualCompaction (manual compactNow after turn 1 (§3.7))')
+      .toBe('subject bare does not declare the feature this scenario needs: manualCompaction (manual compactNow after turn 1 (§3.7))')
     expect(missingFeatureReason(scenario, referenceSubject)).toBeNull()
     const report = await runScenario(scenario.file, { outDir: tmp.dir, subject: bare })
     expect([report.status, report.subject, report.skipReason]).toEqual(['skipped', 'bare', missingFeatureReason(scenario, bare)])

@@ -55,7 +55,7 @@ describe('judging at a level', () => {
     const violated = judgeScenario(failed, 'must')
     expect(violated.status).toBe('failed')
     expect(violated.expectations).toEqual([
-      { name: 'invariants', passed: false, expected: 'no violation of any invariant', actual: '1 violation(s): INV-12' },
+      { name: 'invariants', passed: false, expected: 'no violation of any invariant', actual: '1 violation: INV-12' },
     ])
     const durable = judgeScenario({ ...passed, expectations: [{ name: 'durable', passed: false, expected: 'all', actual: 'missing: seq 3' }] }, 'must')
     expect(durable.status).toBe('failed')
@@ -64,7 +64,7 @@ describe('judging at a level', () => {
   it('a scenario with violations but a narrowed invariants expectation fails at must with every id', () => {
     const narrowed = { ...failed, expectations: [{ name: 'invariants', passed: true, expected: 'no violation of INV-30', actual: 'none' }] }
     expect(judgeScenario(narrowed, 'must').expectations).toEqual([
-      { name: 'invariants', passed: false, expected: 'no violation of any invariant', actual: '1 violation(s): INV-12' },
+      { name: 'invariants', passed: false, expected: 'no violation of any invariant', actual: '1 violation: INV-12' },
     ])
   })
 

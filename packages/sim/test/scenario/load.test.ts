@@ -108,7 +108,7 @@ describe('each error class names file:line:column', () => {
 
   it('unknown key, with a suggestion', () => {
     expect(errorOf(MINIMAL.replace('contextWindow:', 'contextWindw:')).message).toMatchInlineSnapshot(`"scenarios/x.yaml:6:3: /provider has unknown key "contextWindw" (did you mean "contextWindow"?)"`)
-    expect(errorOf(`${MINIMAL}colour: red\n`).message).toMatchInlineSnapshot(`"scenarios/x.yaml:13:1: / has unknown key "colour"; allowed keys: name, description, seed, subject, dialect, provider, policy, pruner, transcript, faults, manual, expect"`)
+    expect(errorOf(`${MINIMAL}colour: red\n`).message).toMatchInlineSnapshot(`"scenarios/x.yaml:13:1: / has unknown key "colour"; allowed keys: name, description, tags, seed, subject, dialect, provider, policy, pruner, transcript, faults, manual, expect"`)
   })
 
   it('enum violation', () => {
@@ -171,7 +171,7 @@ describe('each error class names file:line:column', () => {
     const text = `${MINIMAL}faults:\n  - kind: FAULT-50\n    params: { status: 500 }\nexpect:\n  outcome: [completed, completed]\n`
     expect(errorOf(text).message).toMatchInlineSnapshot(`
       "scenarios/x.yaml:15:23: /faults/0/params/status applies only to request faults (FAULT-01…33), not to FAULT-50
-      scenarios/x.yaml:17:12: /expect/outcome lists 2 outcomes for 1 turn(s)"
+      scenarios/x.yaml:17:12: /expect/outcome lists 2 outcomes for 1 turn"
     `)
   })
 

@@ -171,7 +171,7 @@ describe('inline transcript', () => {
       { user: 'b', steps: [{ reply: { toolCalls: [{ id: 'dup', name: 't' }] }, toolResults: [{ callId: 'zzz', content: 'r' }] }] },
     ]
     expect(issuesOf({ ...BASE, transcript: { inline: { tools: [{ name: 't' }, { name: 't' }], turns } } })).toEqual([
-      { code: 'SEMANTIC', path: '/transcript/inline/turns/0/steps/0', reason: 'has 0 tool result(s) for 1 tool call(s); give one per call' },
+      { code: 'SEMANTIC', path: '/transcript/inline/turns/0/steps/0', reason: 'has 0 tool results for 1 tool call; give one per call' },
       { code: 'SEMANTIC', path: '/transcript/inline/turns/0/steps/1/reply', reason: 'has no tool calls but is not the last step of its turn (a reply without tool calls ends the turn)' },
       { code: 'SEMANTIC', path: '/transcript/inline/turns/0/steps/2/reply/text', reason: 'cannot be combined with blocks (blocks is the full form)' },
       { code: 'SEMANTIC', path: '/transcript/inline/turns/1/steps/0/reply/toolCalls/0', reason: 'repeats the tool call id "dup" of /transcript/inline/turns/0/steps/0/reply/toolCalls/0' },

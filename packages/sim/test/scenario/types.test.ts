@@ -87,7 +87,7 @@ const recorded: RecordedTranscriptConfig = { recorded: 'fixtures:recorded/x.json
 const generated: GeneratedTranscriptConfig = { generate }
 const inlined: InlineTranscriptConfig = { inline }
 const scenario: Scenario = {
-  name: 'every-key', description: 'uses every key', seed: 4294967295, subject: 'reference', dialect: 'seed', provider, policy,
+  name: 'every-key', description: 'uses every key', tags: ['smoke', 'fast'], seed: 4294967295, subject: 'reference', dialect: 'seed', provider, policy,
   pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion], expect: expectation,
 }
 
@@ -142,7 +142,7 @@ const examples: Record<string, readonly unknown[]> = {
 /** Object definitions (or the object branch of a union) → the keys of their TypeScript type. */
 const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   '<root>': { pointer: '', keys: keysOf<Scenario>({
-    name: true, description: true, seed: true, subject: true, dialect: true, provider: true, policy: true, pruner: true,
+    name: true, description: true, tags: true, seed: true, subject: true, dialect: true, provider: true, policy: true, pruner: true,
     transcript: true, faults: true, manual: true, expect: true,
   }) },
   Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({

@@ -59,6 +59,20 @@ describe('sweep grid', () => {
     expect(problem('pruner: [on, maybe]\n')).toBe('grid.yaml:1:14: pruner: expected on or off, got "maybe"')
     expect(problem('contextWindow: [8000, 0.5]\n')).toBe('grid.yaml:1:16: contextWindow: expected positive integers, got 0.5')
   })
+
+  it('an inline axis out of range names the real flag (--threshold, not the grid key thresholdRatio)', () => {
+    const problem = (flags: Parameters<typeof gridFromFlags>[0]): string => {
+      try {
+        gridFromFlags(flags)
+      } catch (err) {
+        return (err as Error).message
+      }
+      throw new Error('gridFromFlags accepted a bad axis')
+    }
+    expect(problem({ threshold: '0.5,1.5' })).toBe('--threshold: expected ratios in (0, 1], got 1.5')
+    expect(problem({ retain: '1' })).toBe('--retain: expected ratios in (0, 1), got 1')
+    expect(problem({ window: '0' })).toBe('--window: expected positive integers, got 0')
+  })
 })
 
 describe('shards', () => {

@@ -93,7 +93,7 @@ describe('sim sweep', () => {
   it('refuses to merge an incomplete set of shards (exit 2)', async () => {
     const merged = await runSim(['report', 'merge', join(dir, 's1'), join(dir, 's3'), '--out-dir', join(dir, 'bad')])
     expect(merged.exitCode).toBe(2)
-    expect(merged.stderr).toContain('missing shard(s) 2/3')
+    expect(merged.stderr).toContain('missing shard 2/3')
   })
 })
 

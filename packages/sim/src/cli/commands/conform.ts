@@ -16,6 +16,7 @@ import { writeGithubReport } from '../../report/github.ts'
 import { renderJunit, renderMarkdown, renderPretty, validateRunReport } from '../../report/index.ts'
 import type { CommandContext } from '../context.ts'
 import { subjectFromFlag } from '../subject-flag.ts'
+import { checkOutDir } from '../out-dir.ts'
 import { runExitCode } from './run.ts'
 
 /** The stdout formats of `sim conform`. */
@@ -41,7 +42,7 @@ export function conformCommand(ctx: CommandContext): CommandModule<object, Confo
     builder: (yargs: Argv) => yargs
       .option('subject', { type: 'string', demandOption: true, describe: 'reference, or module:<path> (a module exporting a Subject)' })
       .option('level', { choices: CONFORMANCE_LEVELS, default: 'must' as ConformanceLevel, describe: 'must: invariants; should: + expectations; may: + optional features' })
-      .option('reporter', { choices: CONFORM_REPORTERS, array: true, default: ['pretty'] as ConformReporter[], describe: 'stdout format(s), repeatable' })
+      .option('reporter', { choices: CONFORM_REPORTERS, array: true, default: ['pretty'] as ConformReporter[], describe: 'stdout formats, repeatable' })
       .option('out-dir', { type: 'string', describe: 'Where logs and reports go (default reports/conform-<level>-<subject>/)' })
       .option('filter', { type: 'string', describe: 'Only pack scenarios whose path contains this text' })
       .example('$0 conform --subject module:./my-subject.ts --level must', 'Prove the invariants for your adapter')
@@ -51,6 +52,7 @@ export function conformCommand(ctx: CommandContext): CommandModule<object, Confo
       const cwd = process.cwd()
       const subject = await subjectFromFlag(args.subject, cwd)
       const outDir = args['out-dir'] ?? join('reports', `conform-${args.level}-${subject.name.replace(/[^\w.-]/g, '_')}`)
+      checkOutDir(outDir, cwd)
       out.info(`sim conform: subject ${subject.name}, level ${args.level}, output ${outDir}`)
       const result = await runConformance({
         subject, level: args.level, outDir, cwd, subjectFlag: args.subject, ...(args.filter === undefined ? {} : { filter: args.filter }),

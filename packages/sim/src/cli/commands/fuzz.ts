@@ -16,6 +16,8 @@ import type { Subject, SubjectFeature } from '../../subjects/types.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
 import type { CommandContext } from '../context.ts'
 import { subjectFromFlag } from '../subject-flag.ts'
+import { parseIntegerFlag, parseSeedFlag } from '../flags.ts'
+import { plural } from '../../plural.ts'
 
 /** Parsed arguments of `sim fuzz`. */
 export interface FuzzArgs {
@@ -46,15 +48,19 @@ export function fuzzCommand(ctx: CommandContext): CommandModule<object, FuzzArgs
     command: 'fuzz',
     describe: 'Model-based fuzzing: random sessions, faults, shrinking to a scenario',
     builder: (yargs: Argv) => yargs
-      .option('seed', { type: 'number', describe: `Root seed, uint32 (default ${DEFAULT_FUZZ_SEED})` })
-      .option('runs', { type: 'number', default: 100, describe: 'Sessions to generate' })
+      .option('seed', { type: 'string', describe: `Root seed, uint32 (default ${DEFAULT_FUZZ_SEED})` })
+      .coerce('seed', (value: unknown) => (value === undefined ? undefined : parseSeedFlag('--seed', value)))
+      .option('runs', { type: 'string', default: '100', describe: 'Sessions to generate' })
+      .coerce('runs', (value: unknown) => parseIntegerFlag('--runs', value, 1, Number.MAX_SAFE_INTEGER))
       .option('swarm', { type: 'boolean', default: false, describe: 'Draw the fault kinds and weights of each run from the seed' })
       .option('subject', { type: 'string', default: 'reference', describe: 'reference (in-process), dsh, or module:<path>' })
       .option('require-paths', { type: 'string', describe: 'Comma-separated path ids that must be reached (exit 1 otherwise)' })
-      .option('max-commands', { type: 'number', default: 60, describe: 'Commands per session, at most' })
+      .option('max-commands', { type: 'string', default: '60', describe: 'Commands per session, at most' })
+      .coerce('max-commands', (value: unknown) => parseIntegerFlag('--max-commands', value, 1, Number.MAX_SAFE_INTEGER))
       .option('regressions-dir', { type: 'string', default: 'scenarios/regressions', describe: 'Where a shrunk failure is written' })
       .option('json', { type: 'boolean', default: false, describe: 'Print one JSON document' })
-      .option('replay-run', { type: 'number', describe: 'With --swarm: the 1-based run to replay' })
+      .option('replay-run', { type: 'string', describe: 'With --swarm: the 1-based run to replay' })
+      .coerce('replay-run', (value: unknown) => (value === undefined ? undefined : parseIntegerFlag('--replay-run', value, 1, Number.MAX_SAFE_INTEGER)))
       .option('path', { type: 'string', describe: 'fast-check path of a printed failure (replay)' })
       .option('replay-path', { type: 'string', describe: 'fast-check command replayPath of a printed failure (replay)' })
       .example('$0 fuzz --swarm --runs 1000', 'Swarm-fuzz the reference core')
@@ -62,13 +68,8 @@ export function fuzzCommand(ctx: CommandContext): CommandModule<object, FuzzArgs
     handler: async (args) => {
       const out = ctx.out
       const seed = args.seed ?? DEFAULT_FUZZ_SEED
-      if (!Number.isInteger(seed) || seed < 0 || seed > 0xffff_ffff) throw new UsageError(`--seed: expected a uint32, got ${args.seed}`)
-      if (!Number.isInteger(args.runs) || args.runs < 1) throw new UsageError(`--runs: expected a positive integer, got ${args.runs}`)
-      if (!Number.isInteger(args['max-commands']) || args['max-commands'] < 1) {
-        throw new UsageError(`--max-commands: expected a positive integer, got ${args['max-commands']}`)
-      }
       const required = requiredPaths(args['require-paths'])
-      out.info(`sim fuzz: seed ${seed}, ${args.runs} run(s)${args.swarm ? ', swarm' : ''}, subject ${args.subject}`)
+      out.info(`sim fuzz: seed ${seed}, ${plural(args.runs, 'run')}${args.swarm ? ', swarm' : ''}, subject ${args.subject}`)
       const options: FuzzOptions = {
         seed, runs: args.runs, swarm: args.swarm, mix: FULL_MIX, maxCommands: args['max-commands'], regressionsDir: args['regressions-dir'],
         log: (line) => out.info(line),
@@ -94,13 +95,13 @@ export function fuzzCommand(ctx: CommandContext): CommandModule<object, FuzzArgs
       if (args.json) out.json({ ...result, swarm: result.swarm?.length ?? null, missingPaths: missing, seconds: Number(seconds) })
       else out.io.stdout.write(coverageTable(result))
       const reached = result.paths.filter((p) => p.reached > 0).length
-      out.info(`${result.sessions} session(s) in ${seconds} s, seed ${seed}; ${reached} of ${result.paths.length} paths reached` +
-        (result.skipped > 0 ? `; ${result.skipped} session(s) skipped by the subject` : ''))
+      out.info(`${plural(result.sessions, 'session')} in ${seconds} s, seed ${seed}; ${reached} of ${result.paths.length} paths reached` +
+        (result.skipped > 0 ? `; ${plural(result.skipped, 'session')} skipped by the subject` : ''))
       const f = result.failure
       if (f !== null) {
         out.error(`${f.liveness ? 'LIVENESS violation' : 'finding'}: ${f.description}`)
         const mix = result.swarm === null ? '' : `, mix ${describeMix(f.mix)}`
-        out.info(`shrunk to ${f.commands.length} command(s) (run ${f.run}${mix}): ${f.commands.join(', ')}`)
+        out.info(`shrunk to ${plural(f.commands.length, 'command')} (run ${f.run}${mix}): ${f.commands.join(', ')}`)
         if (f.scenarioFile !== null) {
           const ids = f.replay === null || f.replay.invariantIds.length === 0 ? '' : `, ${f.replay.invariantIds.join(', ')}`
           out.info(`scenario: ${f.scenarioFile}${f.replay === null ? '' : ` (sim run: ${f.replay.status}${ids})`}`)
@@ -114,7 +115,7 @@ export function fuzzCommand(ctx: CommandContext): CommandModule<object, FuzzArgs
           `--path '${f.path}'`, `--replay-path '${f.replayPath}'`]
         out.info(`Replay: pnpm sim fuzz ${flags.join(' ')}`)
       }
-      if (missing.length > 0) out.error(`required path(s) not reached: ${missing.join(', ')}`)
+      if (missing.length > 0) out.error(`required ${missing.length === 1 ? 'path' : 'paths'} not reached: ${missing.join(', ')}`)
       ctx.exitCode = f !== null || missing.length > 0 ? ExitCode.Failed : ExitCode.Ok
     },
   }

@@ -13,9 +13,11 @@ import { copyArtifacts, mergeRunReports, mergeSweepReports, readShard, type Shar
 import type { RunReport } from '../../report/types.ts'
 import type { SweepReport } from '../../sweep/types.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
+import { checkOutDir } from '../out-dir.ts'
 import type { CommandContext } from '../context.ts'
 import { runExitCode } from './run.ts'
 import { sweepSummary, writeSweepReport } from './sweep.ts'
+import { plural } from '../../plural.ts'
 
 /** Parsed arguments of `sim report merge`. */
 export interface ReportMergeArgs {
@@ -52,6 +54,7 @@ function mergeCommand(ctx: CommandContext): CommandModule<object, ReportMergeArg
       if (sweeps.length > 0) {
         const merged: SweepReport = mergeSweepReports(sweeps)
         const outDir = args['out-dir'] ?? join('reports', merged.sweepId)
+        checkOutDir(outDir, process.cwd())
         await mkdir(outDir, { recursive: true })
         await copyArtifacts(args.dirs, outDir)
         await writeSweepReport(merged, outDir)
@@ -64,6 +67,7 @@ function mergeCommand(ctx: CommandContext): CommandModule<object, ReportMergeArg
       const problems = validateRunReport(merged)
       if (problems.length > 0) throw new Error(`the merged run report does not match its schema: ${problems.slice(0, 3).join('; ')}`)
       const outDir = args['out-dir'] ?? join('reports', merged.runId)
+      checkOutDir(outDir, process.cwd())
       await mkdir(outDir, { recursive: true })
       await copyArtifacts(args.dirs, outDir)
       await writeFile(join(outDir, 'report.json'), `${JSON.stringify(merged, null, 2)}\n`)
@@ -72,7 +76,7 @@ function mergeCommand(ctx: CommandContext): CommandModule<object, ReportMergeArg
       if (args.json) ctx.out.json(merged)
       else {
         const s = merged.summary
-        ctx.out.io.stdout.write(`merged ${runs.length} shard(s) of ${merged.runId}: ${s.total} scenarios: ${s.passed} passed, `
+        ctx.out.io.stdout.write(`merged ${plural(runs.length, 'shard')} of ${merged.runId}: ${plural(s.total, 'scenario')}: ${s.passed} passed, `
           + `${s.failed} failed, ${s.skipped} skipped, ${s.error} error\nreports: ${join(outDir, 'report.json')}, report.md, junit.xml\n`)
       }
       ctx.exitCode = runExitCode(merged)

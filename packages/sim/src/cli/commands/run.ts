@@ -1,55 +1,108 @@
 /**
- * `sim run <files|globs...>`: runs scenarios against the reference subject and the mock provider (a thin
- * shell over `runScenarios`). Always writes `report.json`, `report.md` and `junit.xml` into the output
- * folder (default `reports/<run-id>/`), and `index.html` with `--reporter html`; stdout carries the chosen
- * reporters (pretty by default; `json` is exactly the report); stderr carries the seed, input errors and
- * one `Replay: <command>` line per failed scenario. Exit 0 when every scenario passed or was skipped, 1 when
- * one failed, 2 for an input error (bad flag, no file matched, a schema-invalid scenario named by
- * `file:line:column`), 3 for a bug of sim.
+ * `sim run <files|folders|globs...>`: runs scenarios against the reference subject and the mock provider (a
+ * thin shell over `runScenarios`). A folder stands for the YAML files under it; `--filter <regex>` (scenario
+ * names) and `--tag <t>` (any of the tags) select; `--bail [n]` stops after n failures and reports the rest
+ * as skipped. Defaults for subject, reporters, out-dir and seed may come from the working directory's config
+ * (`run-config.ts`); flags override it. Always writes `report.json`, `report.md` and `junit.xml` into the
+ * output folder (default `reports/<run-id>/`), and `index.html` with `--reporter html`. Output streams as each
+ * scenario finishes (`run-stream.ts`): stdout carries the chosen reporters (pretty by default, streamed;
+ * `json` is exactly the report); stderr carries the seed, the summary when pretty is not chosen, and at the
+ * end every failure again with its `Replay: <command>` line. Exit 0 when every scenario passed or was
+ * skipped, 1 when one failed, 2 for an input error (bad flag or config, no file matched or selected, an
+ * out-dir that is a file, a schema-invalid scenario named by `file:line:column`), 3 for a bug of sim.
  */
+import { statSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { isAbsolute, join, resolve as resolvePath } from 'node:path'
+import { performance } from 'node:perf_hooks'
 import type { Argv, CommandModule } from 'yargs'
-import { renderHtml, renderJunit, renderMarkdown, renderPretty, validateRunReport } from '../../report/index.ts'
-import type { RunReport } from '../../report/types.ts'
+import { renderHtml, renderJunit, renderMarkdown, validateRunReport } from '../../report/index.ts'
+import type { RunReport, ScenarioReport } from '../../report/types.ts'
 import { expandGlob, isGlob } from '../../run/globs.ts'
-import { displayPath, runIdOf, runScenarios } from '../../run/run-scenario.ts'
+import { displayPath, runIdOf, runScenarios, TOOL_VERSION } from '../../run/run-scenario.ts'
+import { loadScenario } from '../../scenario/load.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
 import type { CommandContext } from '../context.ts'
 import { subjectFromFlag, subjectSpecs } from '../subject-flag.ts'
 import { writeGithubReport } from '../../report/github.ts'
 import { inShard, parseShard } from '../../sweep/shard.ts'
+import { parseIntegerFlag, parseSeedFlag } from '../flags.ts'
+import { checkOutDir } from '../out-dir.ts'
+import { plural } from '../../plural.ts'
+import { describeRunConfig, loadRunConfig, REPORTERS, type Reporter } from '../run-config.ts'
+import { createRunStream } from '../run-stream.ts'
 
-/** The formats of `sim run`: stdout formats, and `html`, which writes `index.html` into the output folder instead. */
-export const REPORTERS = ['pretty', 'json', 'markdown', 'junit', 'html', 'github'] as const
+export { REPORTERS, type Reporter }
 
-/** One stdout format. */
-export type Reporter = (typeof REPORTERS)[number]
-
-/** Parsed arguments of `sim run`. */
+/** Parsed arguments of `sim run` (flags only: the config file's values are applied in the handler). */
 export interface RunArgs {
   files: string[]
   seed: number | undefined
-  reporter: Reporter[]
+  reporter: Reporter[] | undefined
   'out-dir': string | undefined
   timings: boolean
   subject: string | string[] | undefined
   shard: string | undefined
+  filter: RegExp | undefined
+  tag: string[] | undefined
+  bail: number | undefined
 }
 
-/** The scenario files named by `args` (globs expanded and sorted, plain paths kept); throws `UsageError` for an unmatched glob. */
+/** Bound on the files one directory argument may expand to. */
+export const DIRECTORY_FILES_MAX = 100_000
+
+/**
+ * The scenario files named by `args`, in order, each once: a glob expands to its matches (sorted), a directory
+ * to every `*.yaml`/`*.yml` file under it (recursively, sorted; dot-folders and node_modules skipped), a plain
+ * path is kept as given. Throws `UsageError` for a glob or directory that yields nothing.
+ */
 export function scenarioFiles(args: readonly string[], cwd: string): string[] {
   const files: string[] = []
   for (const arg of args) {
-    if (!isGlob(arg)) {
-      files.push(arg)
-      continue
-    }
-    const matched = expandGlob(arg, cwd)
-    if (matched.length === 0) throw new UsageError(`no file matches ${arg}`)
-    files.push(...matched)
+    if (isGlob(arg)) {
+      const matched = expandGlob(arg, cwd)
+      if (matched.length === 0) throw new UsageError(`no file matches ${arg}`)
+      files.push(...matched)
+    } else if (isDirectory(resolvePath(cwd, arg))) {
+      const base = arg.replace(/\/+$/, '') || '/'
+      const escaped = base.replace(/[*?[]/g, '[$&]')
+      const matched = [...new Set([...expandGlob(`${escaped}/**/*.yaml`, cwd), ...expandGlob(`${escaped}/**/*.yml`, cwd)])].sort()
+      if (matched.length === 0) throw new UsageError(`no scenario file (*.yaml, *.yml) under ${arg}`)
+      if (matched.length > DIRECTORY_FILES_MAX) throw new UsageError(`${arg} holds more than ${DIRECTORY_FILES_MAX} YAML files`)
+      files.push(...matched)
+    } else files.push(arg)
   }
   return [...new Set(files)]
+}
+
+/** What `--filter` and `--tag` select: a name pattern and tags (any of them), each optional. */
+export interface ScenarioSelection {
+  filter?: RegExp
+  tags?: readonly string[]
+}
+
+/**
+ * The files of `files` whose scenario matches `selection`: its `name` matches `filter` and (when tags are
+ * given) it carries at least one of `tags`. A file that cannot be loaded is kept, so its error is reported
+ * by the run instead of being filtered away. Order is kept.
+ */
+export async function selectScenarios(files: readonly string[], selection: ScenarioSelection): Promise<string[]> {
+  const { filter, tags = [] } = selection
+  if (filter === undefined && tags.length === 0) return [...files]
+  const kept: string[] = []
+  for (const file of files) {
+    let scenario
+    try {
+      scenario = await loadScenario(file)
+    } catch {
+      kept.push(file) // unloadable: kept, so the run reports its input error
+      continue
+    }
+    if (filter !== undefined && !filter.test(scenario.name)) continue
+    if (tags.length > 0 && !(scenario.tags ?? []).some((t) => tags.includes(t))) continue
+    kept.push(file)
+  }
+  return kept
 }
 
 /** The exit code of a finished run: 3 internal error, else 2 input error, else 1 failed, else 0. */
@@ -63,20 +116,28 @@ export function runExitCode(report: RunReport): ExitCode {
 
 /** The `run` command module. */
 export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> {
+  const cwdOf = (): string => ctx.out.io.cwd ?? process.cwd()
   return {
     command: 'run <files..>',
     describe: 'Run scenarios against a mocked provider and check them',
     builder: (yargs: Argv) => yargs
       .positional('files', {
-        type: 'string', array: true, demandOption: true, describe: 'Scenario YAML files or quoted globs (e.g. "scenarios/**/*.yaml")',
+        type: 'string', array: true, demandOption: true,
+        describe: 'Scenario YAML files, folders (every *.yaml under them) or quoted globs (e.g. "scenarios/**/*.yaml")',
       })
       .option('seed', { type: 'string', describe: 'Seed (uint32) for every scenario instead of each file\'s own' })
-      .coerce('seed', (value: unknown) => (value === undefined ? undefined : parseSeed(value)))
+      .coerce('seed', (value: unknown) => (value === undefined ? undefined : parseSeedFlag('--seed', value)))
       .option('reporter', {
-        choices: REPORTERS, array: true, default: ['pretty'] as Reporter[],
-        describe: 'stdout format(s), repeatable; html writes index.html',
+        choices: REPORTERS, array: true,
+        describe: 'Output formats, repeatable (default pretty); html writes index.html',
       })
       .option('out-dir', { type: 'string', describe: 'Where logs, manifests, captures and reports go (default reports/<run-id>/)' })
+      .option('filter', { type: 'string', describe: 'Only scenarios whose name matches this regular expression' })
+      .coerce('filter', (value: unknown) => (value === undefined ? undefined : parseFilter(value)))
+      .option('tag', { type: 'string', array: true, describe: 'Only scenarios carrying this tag (repeatable or a comma list: any of them)' })
+      .coerce('tag', (value: unknown) => (value === undefined ? undefined : parseTags(value)))
+      .option('bail', { type: 'string', describe: 'Stop after n failed or errored scenarios (default 1); the rest are reported as skipped' })
+      .coerce('bail', (value: unknown) => (value === undefined ? undefined : parseBail(value)))
       .option('timings', { type: 'boolean', default: false, describe: 'Add wall-clock durations to the report (no longer byte-stable)' })
       .option('subject', {
         type: 'string',
@@ -87,68 +148,125 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
         type: 'string', describe: 'Run slice i of n of the scenario list (i/n, a stable hash of each path); merge with sim report merge',
       })
       .example('$0 run "scenarios/**/*.yaml"', 'Run the whole catalog (quote the glob; sim expands ** itself)')
-      .example('$0 run scenarios/smoke/basic-pressure.yaml --seed 42 --reporter json', 'One scenario, one seed, the report on stdout') as
+      .example('$0 run scenarios --filter "^fault-0" --bail', 'Scenarios named fault-0…, stopping at the first failure')
+      .example('$0 run scenarios/smoke/basic-pressure.yaml --seed 42 --reporter json', 'One scenario, one seed, the report on stdout')
+      .epilogue(`${describeRunConfig(cwdOf())}\nA config sets defaults for subject, reporters, outDir and seed; flags win.`) as
         Argv<RunArgs>,
     handler: async (args) => {
       const out = ctx.out
-      const cwd = process.cwd()
-      const allFiles = scenarioFiles(args.files, cwd)
-      const seed = args.seed
+      const cwd = cwdOf()
+      const abs = (p: string): string => (isAbsolute(p) || cwd === process.cwd() ? p : resolvePath(cwd, p))
+      const loaded = loadRunConfig(cwd)
+      const config = loaded?.config ?? {}
+      const seed = args.seed ?? config.seed
+      const reporters = new Set(args.reporter ?? config.reporters ?? ['pretty'])
+      const listed = scenarioFiles(args.files, cwd).map(abs)
+      const selection = {
+        ...(args.filter === undefined ? {} : { filter: args.filter }), ...(args.tag === undefined ? {} : { tags: args.tag }),
+      }
+      const allFiles = await selectScenarios(listed, selection)
+      if (allFiles.length === 0) {
+        const by = [args.filter === undefined ? '' : `--filter ${args.filter.source}`, args.tag === undefined ? '' : `--tag ${args.tag.join(',')}`]
+        throw new UsageError(`no scenario matches ${by.filter((b) => b !== '').join(' and ')} (${plural(listed.length, 'scenario')} listed)`)
+      }
       // --shard i/n (issue #10): a stable slice of the list; the report records the whole list for `sim report merge`.
       const shard = args.shard === undefined ? undefined : parseShard(args.shard)
       const files = shard === undefined ? allFiles : inShard(allFiles, (f) => f, shard)
       const runId = runIdOf(allFiles, seed ?? null)
-      const outDir = args['out-dir'] ?? join('reports', shard === undefined ? runId : `${runId}-shard-${shard.index}-of-${shard.count}`)
-      out.info(`sim run: ${files.length} scenario(s), seed ${seed ?? 'of each scenario'}, output ${outDir}`)
-      const specs = subjectSpecs(args.subject)
+      const outDir = args['out-dir'] ?? config.outDir
+        ?? join('reports', shard === undefined ? runId : `${runId}-shard-${shard.index}-of-${shard.count}`)
+      checkOutDir(outDir, cwd)
+      const configNote = loaded === null ? '' : `, config ${loaded.source}`
+      out.info(`sim run: ${plural(files.length, 'scenario')}, seed ${seed ?? 'of each scenario'}, output ${outDir}${configNote}`)
+      const specs = subjectSpecs(args.subject ?? config.subject)
       const subjects = []
-      for (const spec of specs) subjects.push(await subjectFromFlag(spec, cwd))
+      for (const spec of specs) {
+        try {
+          subjects.push(await subjectFromFlag(spec, cwd))
+        } catch (err) {
+          if (args.subject !== undefined || loaded === null || !(err instanceof UsageError)) throw err
+          throw new UsageError(`${loaded.source}: subject: ${err.message.replace(/^--subject: /, '')}`, { cause: err })
+        }
+      }
       const subject = subjects.length === 1 ? subjects[0] : undefined
-      const report = await runScenarios(files, {
-        outDir, cwd, ...(seed === undefined ? {} : { seed }), timings: args.timings, ...(subject === undefined ? {} : { subject }),
-        ...(subjects.length > 1 ? { subjects } : {}),
-      })
-      if (shard !== undefined) report.shard = { index: shard.index, count: shard.count, files: allFiles.map((f) => displayPath(f, cwd)) }
       const specOf = new Map(subjects.map((s, i) => [s.name, specs[i]]))
-      for (const s of report.scenarios) {
+      // A non-reference subject's replay names it (the scenario alone would run the reference core).
+      const withSubjectReplay = (s: ScenarioReport): void => {
         const spec = specOf.get(s.subject)
         if (spec !== undefined && spec !== 'reference') s.replay += ` --subject ${spec}`
       }
+      const ci = !out.io.isTTY || isSet(out.io.env['CI'])
+      const stream = createRunStream({ out, pretty: reporters.has('pretty'), ci, now: () => performance.now() })
+      stream.start({ tool: { name: 'compaction-sim', version: TOOL_VERSION }, runId: runIdOf(files.map((f) => displayPath(f, cwd)), seed ?? null), seed: seed ?? null })
+      const report = await runScenarios(files, {
+        outDir: abs(outDir), cwd, ...(seed === undefined ? {} : { seed }), timings: args.timings, ...(subject === undefined ? {} : { subject }),
+        ...(subjects.length > 1 ? { subjects } : {}),
+        ...(args.bail === undefined ? {} : { bailAfter: args.bail }),
+        onScenario: (s, done, total) => {
+          withSubjectReplay(s)
+          stream.scenario(s, done, total)
+        },
+      })
+      if (shard !== undefined) report.shard = { index: shard.index, count: shard.count, files: allFiles.map((f) => displayPath(f, cwd)) }
       const problems = validateRunReport(report)
       if (problems.length > 0) throw new Error(`the run report does not match its schema: ${problems.slice(0, 3).join('; ')}`)
-      await mkdir(outDir, { recursive: true })
-      await writeFile(join(outDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
-      await writeFile(join(outDir, 'report.md'), renderMarkdown(report))
-      await writeFile(join(outDir, 'junit.xml'), renderJunit(report))
-      const ci = !out.io.isTTY || isSet(out.io.env['CI'])
-      for (const reporter of new Set(args.reporter)) {
+      const dir = abs(outDir)
+      await mkdir(dir, { recursive: true })
+      await writeFile(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
+      await writeFile(join(dir, 'report.md'), renderMarkdown(report))
+      await writeFile(join(dir, 'junit.xml'), renderJunit(report))
+      for (const reporter of reporters) {
         switch (reporter) {
-          case 'pretty': out.io.stdout.write(renderPretty(report, { color: out.color.level > 0, ci })); break
+          case 'pretty': break // streamed as the run went
           case 'json': out.json(report); break
           case 'markdown': out.io.stdout.write(renderMarkdown(report)); break
           case 'junit': out.io.stdout.write(renderJunit(report)); break
-          case 'html': await writeFile(join(outDir, 'index.html'), renderHtml(report)); break
+          case 'html': await writeFile(join(dir, 'index.html'), renderHtml(report)); break
           case 'github': writeGithubReport(report, { stdout: out.io.stdout, env: out.io.env }); break
           default: break
         }
       }
-      for (const s of report.scenarios) {
-        if (s.status === 'error' && s.error !== undefined) out.error(s.error)
-        if (s.status === 'failed' || s.status === 'error') out.info(`Replay: ${s.replay}`)
-      }
-      out.info(`reports: ${join(outDir, 'report.json')}, report.md, junit.xml${args.reporter.includes('html') ? ', index.html' : ''}`)
+      const written = [`reports: ${join(outDir, 'report.json')}, report.md, junit.xml${reporters.has('html') ? ', index.html' : ''}`]
+      if (reporters.has('html')) written.push(`html report: ${join(outDir, 'index.html')}`)
+      stream.finish(report, written)
       ctx.exitCode = runExitCode(report)
     },
   }
 }
 
-function parseSeed(value: unknown): number {
+/** `--filter`: a JavaScript regular expression (no flags) tested against each scenario's name. */
+function parseFilter(value: unknown): RegExp {
   const text = String(value)
-  const n = Number(text)
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(n) || n > 0xffffffff) {
-    throw new UsageError(`--seed: expected an unsigned 32-bit integer (0 … 4294967295), got ${JSON.stringify(text)}`)
+  try {
+    return new RegExp(text)
+  } catch (err) {
+    throw new UsageError(`--filter: invalid regular expression ${JSON.stringify(text)}: ${(err as Error).message}`)
   }
-  return n
+}
+
+/** `--tag a --tag b,c` → `['a', 'b', 'c']`; an empty entry is refused. */
+function parseTags(value: unknown): string[] {
+  const tags = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(',')).map((t) => t.trim())
+  if (tags.some((t) => t === '')) throw new UsageError(`--tag: empty tag in ${JSON.stringify(value)}`)
+  return [...new Set(tags)]
+}
+
+/** `--bail` alone means 1; `--bail n` needs n ≥ 1. */
+function parseBail(value: unknown): number {
+  if (value === '' || value === true) return 1
+  const text = String(value)
+  if (!/^\d+$/.test(text)) {
+    throw new UsageError(`--bail: expected a positive integer, got ${JSON.stringify(text)} (put --bail after the files, or write --bail=1)`)
+  }
+  return parseIntegerFlag('--bail', text, 1, Number.MAX_SAFE_INTEGER)
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false // missing or unreadable: kept as a plain path, whose run reports the problem
+  }
 }
 
 function isSet(value: string | undefined): boolean {

@@ -24,8 +24,11 @@ import { runSweep } from '../../sweep/sweep.ts'
 import type { SweepReport } from '../../sweep/types.ts'
 import { validateSweepReport } from '../../sweep/validate.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
+import { parseIntegerFlag } from '../flags.ts'
+import { checkOutDir } from '../out-dir.ts'
 import type { CommandContext } from '../context.ts'
 import { scenarioFiles } from './run.ts'
+import { plural } from '../../plural.ts'
 
 /** Upper bound of `--workers`. */
 const WORKERS_MAX = 256
@@ -59,7 +62,7 @@ export async function writeSweepReport(report: SweepReport, outDir: string): Pro
 export function sweepSummary(report: SweepReport, outDir: string): string {
   const lines = [
     `sweep ${report.sweepId}: ${report.summary.cells} cells (${report.summary.ran} ran, ${report.summary.skipped} skipped), `
-      + `${report.summary.runs} runs, ${report.summary.violations} violation(s), ${report.summary.pareto} Pareto point(s)`
+      + `${plural(report.summary.runs, 'run')}, ${plural(report.summary.violations, 'violation')}, ${plural(report.summary.pareto, 'Pareto point')}`
       + `${report.complete ? '' : ' — INCOMPLETE (interrupted)'}`,
     ...report.recommendations.map((r) => `window ${r.contextWindow}: ${r.cell ?? 'no recommendation'} — ${r.reasoning}`),
     `reports: ${join(outDir, 'sweep.json')}, sweep.md, index.html`,
@@ -80,7 +83,8 @@ export function sweepCommand(ctx: CommandContext): CommandModule<object, SweepAr
       .option('pruner', { type: 'string', describe: 'on, off or on,off (default on,off)' })
       .option('window', { type: 'string', describe: 'Context windows: a comma list (default 8000)' })
       .option('seeds', { type: 'string', describe: 'Seeds per scenario: a comma list (default each scenario\'s own)' })
-      .option('workers', { type: 'number', describe: 'Worker threads (default: the available cores; 1 runs inline)' })
+      .option('workers', { type: 'string', describe: 'Worker threads (default: the available cores; 1 runs inline)' })
+      .coerce('workers', (value: unknown) => (value === undefined ? undefined : parseIntegerFlag('--workers', value, 1, WORKERS_MAX)))
       .option('shard', { type: 'string', describe: 'Run slice i of n of the grid (i/n); merge with sim report merge' })
       .option('out-dir', { type: 'string', describe: 'Output folder (default reports/<sweep-id>/)' })
       .option('json', { type: 'boolean', default: false, describe: 'Print exactly the sweep.json document on stdout' })
@@ -111,8 +115,9 @@ export function sweepCommand(ctx: CommandContext): CommandModule<object, SweepAr
       }
       const id = sweepIdOf(grid, files)
       const outDir = args['out-dir'] ?? join('reports', shard === undefined ? id : `${id}-shard-${shard.index}-of-${shard.count}`)
+      checkOutDir(outDir, cwd)
       const slice = shard === undefined ? '' : `, shard ${shard.index}/${shard.count}`
-      out.info(`sim sweep: ${files.length} scenario(s), ${workers} worker(s)${slice}, output ${outDir}`)
+      out.info(`sim sweep: ${plural(files.length, 'scenario')}, ${plural(workers, 'worker')}${slice}, output ${outDir}`)
       const ci = isSet(out.io.env['CI'])
       const progress = createProgress({ mode: progressMode(out.io.isTTY, ci), stderr: out.io.stderr, now: () => performance.now() })
       const controller = new AbortController()

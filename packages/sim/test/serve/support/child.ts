@@ -37,6 +37,10 @@ export interface ServeChild {
   stderr(): string
   /** Sends `signal` and resolves with the exit code once the process ended. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
+  /** Sends `signal` without waiting; false once the process is gone. */
+  signal(signal: NodeJS.Signals): boolean
+  /** Resolves with the exit code and the terminating signal (null unless killed by one) once the process ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
 /** Spawns `sim serve <args>` and resolves at its ready line; rejects when it exits or times out first. */
@@ -48,7 +52,10 @@ export function startServe(args: readonly string[], env: Record<string, string> 
   const lines: Array<Record<string, unknown>> = []
   let stderr = ''
   let buffer = ''
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }))
+  })
+  const exited = ended.then((e) => e.code)
   return new Promise<ServeChild>((resolve, reject) => {
     const readyMs = scaledWatchdogMs(READY_TIMEOUT_MS)
     const timer = setTimeout(() => {
@@ -69,6 +76,8 @@ export function startServe(args: readonly string[], env: Record<string, string> 
             ready: line as unknown as ReadyLine,
             lines,
             stderr: () => stderr,
+            signal: (signal) => child.kill(signal),
+            exited: ended,
             stop: async (signal = 'SIGTERM') => {
               child.kill(signal)
               const kill = setTimeout(() => child.kill('SIGKILL'), scaledWatchdogMs(EXIT_TIMEOUT_MS))
