@@ -126,7 +126,9 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<ExitCod
     })
     if (shown !== '') io.stdout.write(`${shown}\n`) // --help or --version
   } catch (error) {
-    return await report(error, out)
+    // A yargs validation error (a coerce or check of a lazily built command) that bypassed `.fail()` is still a usage error.
+    const usage = error instanceof Error && error.name === 'YError' ? new UsageError(error.message, { cause: error }) : error
+    return await report(usage, out)
   }
   return ctx.exitCode
 }
