@@ -1,6 +1,6 @@
 /**
  * Checker benchmark (run by `bench/run.ts`, or alone: `tsx bench/check.bench.ts [--seed n] [--events n,n]
- * [--kinds compacting,growing] [--runs n] [--no-e2e]`): `checkLog` (the programmatic API behind `sim check`) over a
+ * [--kinds compacting,growing] [--runs n] [--e2e no]`): `checkLog` (the programmatic API behind `sim check`) over a
  * generated seed-dialect JSONL log vs. a plain line-by-line `JSON.parse` loop (`readline` over a read stream)
  * over the same file. Each side runs in its own child
  * process so its peak RSS (`process.resourceUsage().maxRSS`) is its own; the end-to-end columns time both as
@@ -310,7 +310,7 @@ if (process.argv[1] === SELF) {
     args: process.argv.slice(2),
     options: {
       child: { type: 'string' }, seed: { type: 'string', default: '1' }, events: { type: 'string' }, runs: { type: 'string' },
-      kinds: { type: 'string' }, e2e: { type: 'boolean', default: true },
+      kinds: { type: 'string' }, e2e: { type: 'string', default: 'yes' },
     },
     allowPositionals: true,
     strict: true,
@@ -321,7 +321,7 @@ if (process.argv[1] === SELF) {
     const kinds = values.kinds?.split(',') as CheckLogKind[] | undefined
     const rows = await runCheckBench({
       seed: Number(values.seed), ...(sizes ? { sizes } : {}), ...(kinds ? { kinds } : {}),
-      ...(values.runs ? { runs: Number(values.runs) } : {}), e2e: values.e2e,
+      ...(values.runs ? { runs: Number(values.runs) } : {}), e2e: values.e2e !== 'no',
     })
     process.stdout.write(`${formatCheckRows(rows)}\n`)
   }
