@@ -61,7 +61,7 @@ if (m0 !== undefined && mN !== undefined && m0 !== mN) {
   if (values.check && ratio > APPEND_RATIO_MAX) process.exitCode = 1
 }
 const cycleRows = await runCycleBench({ seed, sizes: CYCLE_SIZES })
-process.stdout.write('\ncycle: one pressure compaction (check → bracket → commit), window at 90% pressure\n')
+process.stdout.write('\ncycle: one pressure compaction (check → bracket → commit), window at 90% pressure, CPU time\n')
 for (const r of cycleRows) {
   process.stdout.write(
     `${fmtInt(r.sizeEvents).padStart(8)} events  ${r.msPerCycle.toFixed(3)} ms/cycle  ${r.usPerShadowedNode.toFixed(2)} µs/shadowed node  `
