@@ -9,6 +9,7 @@ import { CompactionId, MessageId, type Seq } from '../brand.ts'
 import { assertNever, errorChain, InvariantError } from '../errors.ts'
 import type { EventLog } from '../log/event-log.ts'
 import type { CompactionSummaryData, Dialect, EventDataMap, EventDraft, SessionEvent } from '../log/events.ts'
+import { frozenDenseList } from '../log/validate.ts'
 import type { LlmFailure, Message, TextBlock, UserMessage } from '../log/llm.ts'
 import { messageContent, type OpenBracket } from '../log/session-state.ts'
 import type { PricedNode } from '../meter/measurement.ts'
@@ -312,30 +313,36 @@ class Bracket {
     const surface = log.state.surface
     const i = surface.position(this.span.start)
     const j = surface.position(this.span.end)
-    const selected = i >= 0 && j >= i ? nodes.slice(i, j + 1) : []
-    if (!sameSeqs(selected.map((n) => n.seq), this.span.shadowedSeqs)) {
+    if (!pricedSpanIs(nodes, i, j, this.span.shadowedSeqs)) {
+      const selected = i >= 0 && j >= i ? nodes.slice(i, j + 1) : []
       throw new SurfaceChangedError(
         `the selected span ${this.span.start}…${this.span.end} changed: expected nodes [${this.span.shadowedSeqs.join(', ')}], ` +
           `found [${selected.map((n) => n.seq).join(', ')}]`,
       )
     }
     let shadowedTokenCount = 0
-    const regionNodes: RequestNode[] = []
+    // Sized once (a pushed list of a long region regrows through several large-object allocations).
+    const regionNodes = Array.from<RequestNode>({ length: this.span.shadowedSeqs.length })
+    const messages = Array.from<Message>({ length: this.span.shadowedSeqs.length })
+    let kept = 0
     for (const seq of this.span.shadowedSeqs) {
       const message = this.projected(seq)
       if (message === null) continue
       shadowedTokenCount += fixedPrice(message)
-      regionNodes.push({ seq, message })
+      regionNodes[kept] = { seq, message }
+      messages[kept++] = message
     }
+    regionNodes.length = kept
+    messages.length = kept
     const head = surface.nodes[0]
     const systemHead = head !== undefined && systemHeadCount(log) === 1 ? this.projected(head) : null
     const tools = log.state.header?.header.tools
     const input: SummaryInput = {
       ...(systemHead === null ? {} : { systemHead }),
       ...(tools === undefined || tools.length === 0 ? {} : { tools }),
-      messages: regionNodes.map((n) => n.message),
+      messages,
     }
-    return { shadowedTokenCount, input, regionNodes, baseline: this.owner === null ? selected : nodes }
+    return { shadowedTokenCount, input, regionNodes, baseline: this.owner === null ? nodes.slice(i, j + 1) : nodes }
   }
 
   /** The node's message after projection (§1.7, §6.5), or null. */
@@ -392,7 +399,8 @@ class Bracket {
   ): CompactionResult {
     const { log, append, clock } = this.env
     const { start, end } = this.span
-    const shadowedSeqs = [...this.span.shadowedSeqs]
+    // Frozen now (the append would freeze them anyway) and known dense: validation never enumerates their keys.
+    const shadowedSeqs = frozenDenseList([], this.span.shadowedSeqs)
     // Key order as the §1.4.15 example.
     const data: CompactionSummaryData = {
       compactionId: this.compactionId,
@@ -416,12 +424,14 @@ class Bracket {
       content,
       source: compactCheckpointSource(this.compactionId, this.request.sourceCommandId),
     }
+    // One provenance list for the pre-validated and the appended checkpoint.
+    const sourceEventSeqs = frozenDenseList([this.startSeq, summarySeq], shadowedSeqs)
     const checkpoint = (time: number): EventDraft<'user/message'> => ({
       time,
       type: 'user/message',
       data: message,
       surfaceOp: { op: 'replace', start, end },
-      sourceEventSeqs: [this.startSeq, summarySeq, ...shadowedSeqs],
+      sourceEventSeqs,
     })
     if (log.state.openTurn !== this.owner) {
       const now = String(log.state.openTurn)
@@ -483,6 +493,16 @@ function commandOf(request: BracketRequest): { sourceCommandId?: string } {
 /** `{ [key]: value }` when `value` is defined, else `{}`: optional fields are absent, never `undefined` (§1.1 rule 2). */
 function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
   return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V }
+}
+
+/** True when the priced nodes at positions `i … j` are exactly `seqs`, in order (compared in place). */
+function pricedSpanIs(nodes: readonly PricedNode[], i: number, j: number, seqs: readonly number[]): boolean {
+  const valid = i >= 0 && j >= i
+  const begin = valid ? Math.min(i, nodes.length) : 0
+  const end = valid ? Math.min(j + 1, nodes.length) : 0
+  if (end - begin !== seqs.length) return false
+  for (let k = 0; k < seqs.length; k++) if (nodes[begin + k]?.seq !== seqs[k]) return false
+  return true
 }
 
 function sameSeqs(a: readonly number[], b: readonly number[]): boolean {

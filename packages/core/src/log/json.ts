@@ -31,7 +31,12 @@ export function deepFreeze<T>(value: T): T {
     const v = stack.pop()
     if (typeof v !== 'object' || v === null || Object.isFrozen(v)) continue
     Object.freeze(v)
-    for (const child of Object.values(v)) stack.push(child)
+    // Children by index or key, not `Object.values`: a value list of a long array is a large-object allocation.
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) if (typeof v[i] === 'object') stack.push(v[i])
+    } else {
+      for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key])
+    }
   }
   return value
 }

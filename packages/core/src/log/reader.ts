@@ -6,6 +6,7 @@
  */
 import { Buffer, isUtf8 } from 'node:buffer'
 import { createReadStream } from 'node:fs'
+import { open, type FileHandle } from 'node:fs/promises'
 import { Decompress } from 'fzstd'
 import { assertNever, LogError, type LogErrorLocation } from '../errors.ts'
 import { decodeLine, expandPackedRow, isHeaderRecord, isPackedChunkRow } from './codec.ts'
@@ -50,12 +51,18 @@ export interface ReadLogResult {
   tornTail?: TornTail
 }
 
-/** Tuning of `readLogLines`; `chunkSize` is the read size in bytes (default 64 KiB). */
+/** Tuning of `readLogLines`; `chunkSize` is the read size in bytes (default 1 MiB for plain logs, 64 KiB for zstd). */
 export interface ReadLinesOptions {
   chunkSize?: number
 }
 
 const DEFAULT_CHUNK = 64 * 1024
+
+/**
+ * Default read size of a plain log (reads into one reused buffer): fewer asynchronous reads, each a thread-pool
+ * round trip that a loaded machine delays. Lines are decoded one by one, so a batch holds no shared block.
+ */
+const PLAIN_READ_BYTES = 1024 * 1024
 
 /** True when the path names a compressed log by its extension (`.zstd` / `.zst`). */
 export function isZstdPath(path: string): boolean {
@@ -277,10 +284,105 @@ function* sequenceBatch(sequencer: LineSequencer, raws: readonly RawLine[] | und
   if (lines.length > 0) yield lines
 }
 
-async function* lineBatches(path: string, chunkSize: number): AsyncGenerator<LogLine[]> {
+async function* lineBatches(path: string, chunkSize: number | undefined): AsyncGenerator<LogLine[]> {
   const sequencer = new LineSequencer(path)
-  for await (const raws of splitBytes(fileChunks(path, chunkSize))) yield* sequenceBatch(sequencer, raws)
+  const plain = isZstdPath(path) ? null : await openPlain(path)
+  if (plain === null) {
+    for await (const raws of splitBytes(fileChunks(path, chunkSize ?? DEFAULT_CHUNK))) yield* sequenceBatch(sequencer, raws)
+  } else {
+    for await (const raws of plainLines(plain, path, chunkSize ?? PLAIN_READ_BYTES)) yield* sequenceBatch(sequencer, raws)
+  }
   yield* sequenceBatch(sequencer, undefined)
+}
+
+/** An open file that is not zstd by its first bytes, or null when it is (the stream path decompresses it). */
+async function openPlain(path: string): Promise<FileHandle | null> {
+  let handle: FileHandle
+  try {
+    handle = await open(path, 'r')
+  } catch (error) {
+    throw ioError(error, path)
+  }
+  try {
+    const head = Buffer.alloc(4)
+    const { bytesRead } = await handle.read(head, 0, 4, 0)
+    if (!hasZstdMagic(head.subarray(0, bytesRead))) return handle
+  } catch (error) {
+    await handle.close()
+    throw ioError(error, path)
+  }
+  await handle.close()
+  return null
+}
+
+/**
+ * Raw lines of a plain log, one array per read. Reads into two reused buffers in turn and cuts lines with
+ * `indexOf(0x0a)`; the next read is in flight while the lines of the current one are decoded and consumed
+ * (each read is a thread-pool round trip). Lines are decoded one by one, so no line string keeps a block
+ * alive and no `Buffer` is allocated per read. A line longer than a buffer doubles it. Closes the handle.
+ */
+async function* plainLines(handle: FileHandle, path: string, chunkSize: number): AsyncGenerator<RawLine[]> {
+  const size = Math.max(chunkSize, 4)
+  let cur = Buffer.allocUnsafe(size)
+  let spare = Buffer.allocUnsafe(size)
+  const read = async (into: Buffer, at: number): Promise<number> => {
+    try {
+      return (await handle.read(into, at, into.length - at, null)).bytesRead
+    } catch (error) {
+      throw ioError(error, path)
+    }
+  }
+  let filled = 0 // bytes of an incomplete line carried at the start of `cur`
+  let offset = 0 // file offset of cur[0]
+  let pending = read(cur, 0)
+  try {
+    for (;;) {
+      const bytesRead = await pending
+      if (bytesRead === 0) break
+      const end = filled + bytesRead
+      const lastNl = cur.lastIndexOf(0x0a, end - 1)
+      if (lastNl < filled) {
+        // No newline in the new bytes (the carried ones hold none): read on, into a bigger buffer when full.
+        filled = end
+        if (filled === cur.length) {
+          const bigger = Buffer.allocUnsafe(cur.length * 2)
+          cur.copy(bigger, 0, 0, filled)
+          cur = bigger
+        }
+        pending = read(cur, filled)
+        continue
+      }
+      const carry = end - lastNl - 1
+      if (spare.length < Math.max(carry * 2, size)) spare = Buffer.allocUnsafe(Math.max(carry * 2, size))
+      cur.copy(spare, 0, lastNl + 1, end)
+      pending = read(spare, carry)
+      const lines = cutLines(cur, lastNl, offset)
+      offset += lastNl + 1
+      filled = carry
+      const done = cur
+      cur = spare
+      spare = done
+      yield lines
+    }
+    if (filled > 0) yield [rawFromBytes(Buffer.from(cur.subarray(0, filled)), false, offset)]
+  } finally {
+    await pending.catch(() => 0) // a read still in flight when the consumer stopped early or a line failed
+    await handle.close()
+  }
+}
+
+/** The raw lines of `buf[0 … end)` (complete lines joined by '\n'), decoded one by one; `offset` is the file offset of buf[0]. */
+function cutLines(buf: Buffer, end: number, offset: number): RawLine[] {
+  const out: RawLine[] = []
+  const utf8 = isUtf8(buf.subarray(0, end))
+  let pos = 0
+  for (;;) {
+    const nl = buf.indexOf(0x0a, pos)
+    const stop = nl < 0 || nl > end ? end : nl
+    out.push(utf8 ? rawLine(buf.toString('utf8', pos, stop), true, offset + pos) : rawFromBytes(buf.subarray(pos, stop), true, offset + pos))
+    if (stop === end) return out
+    pos = stop + 1
+  }
 }
 
 /**
@@ -289,7 +391,7 @@ async function* lineBatches(path: string, chunkSize: number): AsyncGenerator<Log
  * Throws `LogError` IO (unreadable or undecompressable file) or CORRUPT_LINE (an empty line), with `file`.
  */
 export async function* readLogLines(path: string, options: ReadLinesOptions = {}): AsyncGenerator<LogLine> {
-  for await (const batch of lineBatches(path, options.chunkSize ?? DEFAULT_CHUNK)) yield* batch
+  for await (const batch of lineBatches(path, options.chunkSize)) yield* batch
 }
 
 /**
@@ -297,7 +399,7 @@ export async function* readLogLines(path: string, options: ReadLinesOptions = {}
  * per batch instead of per line, for streaming consumers whose per-line work is synchronous (the checker).
  */
 export function readLogLineBatches(path: string, options: ReadLinesOptions = {}): AsyncGenerator<LogLine[]> {
-  return lineBatches(path, options.chunkSize ?? DEFAULT_CHUNK)
+  return lineBatches(path, options.chunkSize)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -375,7 +477,7 @@ function* processBatch(processor: LineProcessor, lines: readonly LogLine[]): Gen
 
 async function* itemBatches(path: string, opts: ReadLogOptions): AsyncGenerator<LogStreamItem[]> {
   const processor = new LineProcessor(opts, path)
-  for await (const lines of lineBatches(path, DEFAULT_CHUNK)) yield* processBatch(processor, lines)
+  for await (const lines of lineBatches(path, undefined)) yield* processBatch(processor, lines)
 }
 
 /**

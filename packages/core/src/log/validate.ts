@@ -71,17 +71,38 @@ function leafProblem(value: unknown): string | undefined {
   }
 }
 
-/** Why a container is not a plain object or a dense plain array, or undefined when it is fine. */
+/**
+ * Long frozen arrays already found dense and free of extra properties. A frozen array can gain no key, lose
+ * none and change no prototype, so the verdict of `containerProblem` on it is final: the pre-validated and
+ * then appended events of one compaction (§7.7) share their long seq lists, which are enumerated once. Weakly
+ * held: it keeps nothing alive.
+ */
+const DENSE_FROZEN = new WeakSet<object>()
+
+/** Arrays shorter than this are enumerated every time (cheaper than a memo entry). */
+const DENSE_MEMO_LENGTH_MIN = 1024
+
+/**
+ * Why a container is not a plain object or a dense plain array, or undefined when it is fine. An array costs
+ * one key enumeration (not two): an array of more than 16Ki elements
+ * enumerates into a key list of more than 128 KiB, which V8 places in its large-object space (a fresh mapping
+ * per list), so every extra list is a measurable cost per element of a compaction's `shadowedSeqs`.
+ */
 function containerProblem(value: object): string | undefined {
   const proto: unknown = Object.getPrototypeOf(value)
   if (Array.isArray(value)) {
     if (proto !== Array.prototype) return 'an Array subclass is not lossless JSON'
-    const keys = Object.keys(value)
-    if (keys.length !== value.length || Reflect.ownKeys(value).length !== value.length + 1) {
-      for (let i = 0; i < value.length; i++) if (!Object.hasOwn(value, i)) return `a sparse array (hole at index ${i}) is not lossless JSON`
-      return 'an array with extra properties is not lossless JSON'
+    if (DENSE_FROZEN.has(value)) return undefined
+    // Own keys list the indices in ascending order, then `length`, then any other property: a dense array
+    // without extras has exactly `length` + 1 of them, `length` last (holes offset by extras put an extra last).
+    const length = value.length
+    const keys = Reflect.ownKeys(value)
+    if (keys.length === length + 1 && keys[length] === 'length') {
+      if (length >= DENSE_MEMO_LENGTH_MIN && Object.isFrozen(value)) DENSE_FROZEN.add(value)
+      return undefined
     }
-    return undefined
+    for (let i = 0; i < length; i++) if (!Object.hasOwn(value, i)) return `a sparse array (hole at index ${i}) is not lossless JSON`
+    return 'an array with extra properties is not lossless JSON'
   }
   if (proto !== Object.prototype && proto !== null) return `${describeClass(value)} is not a plain object`
   if (Reflect.ownKeys(value).length !== Object.keys(value).length) {
@@ -120,18 +141,33 @@ function findLoss(value: unknown, field: string): LossProblem | undefined {
     if (problem !== undefined) return { path: renderPath(field, item), problem }
     active.add(container)
     stack.push({ exit: container })
-    const entries: Array<[Key, unknown]> = Array.isArray(container)
-      ? container.map((v: unknown, i): [Key, unknown] => [i, v])
-      : Object.entries(container)
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const [key, child] = entries[i] as [Key, unknown]
-      const childLeaf = leafProblem(child)
-      if (childLeaf !== undefined) return { path: renderPath(field, item, key), problem: childLeaf }
-      if (typeof child !== 'object' || child === null) continue
-      if (active.has(child)) return { path: renderPath(field, item, key), problem: 'a circular reference is not JSON' }
-      stack.push({ value: child, parent: item, key })
+    // Children are visited last to first (so the DFS pops them in order); arrays by index, without an entry list.
+    if (Array.isArray(container)) {
+      for (let i = container.length - 1; i >= 0; i--) {
+        const found = visitChild(container[i] as unknown, i, item, field, active, stack)
+        if (found !== undefined) return found
+      }
+    } else {
+      const keys = Object.keys(container)
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i] as string
+        const found = visitChild((container as Record<string, unknown>)[key], key, item, field, active, stack)
+        if (found !== undefined) return found
+      }
     }
   }
+  return undefined
+}
+
+/** Judges one child of `parent`: a leaf problem or a cycle is returned; a container is pushed for the DFS. */
+function visitChild(
+  child: unknown, key: Key, parent: Frame, field: string, active: ReadonlySet<object>, stack: Array<Frame | Exit>,
+): LossProblem | undefined {
+  const childLeaf = leafProblem(child)
+  if (childLeaf !== undefined) return { path: renderPath(field, parent, key), problem: childLeaf }
+  if (typeof child !== 'object' || child === null) return undefined
+  if (active.has(child)) return { path: renderPath(field, parent, key), problem: 'a circular reference is not JSON' }
+  stack.push({ value: child, parent, key })
   return undefined
 }
 
@@ -773,12 +809,62 @@ function checkProvenance(c: Check, value: unknown, seq: number, type: string): v
     if (i > 0 && n <= (value[i - 1] as number)) increasing = false
   }
   if (increasing) return // strictly increasing lists (the common case) cannot hold duplicates
+  if (!hasDuplicate(value as readonly number[])) return
   const seen = new Set<number>()
   for (let i = 0; i < value.length; i++) {
     const n = value[i] as number
     if (seen.has(n)) c.fail(`sourceEventSeqs[${i}]`, `duplicate seq ${n} in provenance (INV-04)`)
     seen.add(n)
   }
+}
+
+/**
+ * True when a list of safe integers holds a value twice. Sorted in a typed copy (off the JS heap): a `Set` of
+ * a compaction checkpoint's provenance (start and summary seqs, then the region, so not increasing) is a
+ * large-object allocation beyond 16Ki seqs. The caller finds the first duplicate's index for its message.
+ */
+function hasDuplicate(list: readonly number[]): boolean {
+  // The strictly increasing tail list[k …] holds no duplicate; a short head is checked against itself and,
+  // by binary search, against the tail (a checkpoint's head is its start and summary seqs).
+  let k = list.length - 1
+  while (k > 0 && (list[k - 1] as number) < (list[k] as number)) k--
+  if (k > UNSORTED_HEAD_MAX) {
+    const sorted = Float64Array.from(list).sort()
+    for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return true
+    return false
+  }
+  for (let a = 0; a < k; a++) {
+    const v = list[a] as number
+    for (let b = a + 1; b < k; b++) if (list[b] === v) return true
+    let lo = k
+    let hi = list.length - 1
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1
+      const m = list[mid] as number
+      if (m === v) return true
+      if (m < v) lo = mid + 1
+      else hi = mid - 1
+    }
+  }
+  return false
+}
+
+/** Longest unsorted head `hasDuplicate` checks pairwise; a longer one is sorted instead. */
+const UNSORTED_HEAD_MAX = 16
+
+/**
+ * A frozen list of `head` then `tail`, dense and free of extra properties by construction (each index is
+ * assigned once, nothing else is; a hole of the sources reads as undefined, which validation still rejects),
+ * so `validateEvent` never enumerates its keys: for the long seq lists of a compaction (§7.7), each key list
+ * would be a large-object allocation. Core-internal (the bracket builds its summary and checkpoint lists here).
+ */
+export function frozenDenseList<T>(head: readonly T[], tail: readonly T[]): T[] {
+  const out = Array.from<T>({ length: head.length + tail.length })
+  for (let i = 0; i < head.length; i++) out[i] = head[i] as T
+  for (let i = 0; i < tail.length; i++) out[head.length + i] = tail[i] as T
+  Object.freeze(out)
+  DENSE_FROZEN.add(out)
+  return out
 }
 
 /**

@@ -55,20 +55,42 @@ export class ChunkedList<T> {
     ;(this.chunks[ci] as T[])[index % CHUNK] = value
   }
 
-  /** Removes `deleteCount` elements at `start`, inserts `items`, and returns the removed ones. O(n). */
+  /** Removes `deleteCount` elements at `start`, inserts `items`, and returns the removed ones (as `Array#splice`). O(n). */
   splice(start: number, deleteCount: number, ...items: T[]): T[] {
-    const all = this.toArray()
-    const removed = all.splice(start, deleteCount, ...items)
-    this.epoch++
-    this.listEpoch = this.epoch
-    this.chunks = []
-    this.chunkEpochs = []
-    for (let i = 0; i < all.length; i += CHUNK) {
-      this.chunks.push(all.slice(i, i + CHUNK))
-      this.chunkEpochs.push(this.epoch)
-    }
-    this.size = all.length
+    const removed: T[] = []
+    this.spliceVisiting(start, deleteCount, items, (v) => removed.push(v))
     return removed
+  }
+
+  /**
+   * `splice` that hands each removed element to `visit` (in order) instead of returning a list, and never
+   * copies the whole list: a flat copy of a long list (or of a long removed span) is a large-object allocation
+   * in V8, which costs far more per element than chunk-sized arrays.
+   */
+  spliceVisiting(start: number, deleteCount: number, items: readonly T[], visit: (removed: T) => void): void {
+    const size = this.size
+    const from = start < 0 ? Math.max(size + start, 0) : Math.min(start, size)
+    const cut = Math.min(Math.max(deleteCount, 0), size - from)
+    const old = this.chunks
+    // Chunks wholly before `from` are kept (shared: a later `set` copies them); the rest is rebuilt in
+    // chunk-sized pieces from the old elements, `items` and the elements after the removed span.
+    const kept = Math.floor(from / CHUNK)
+    const chunks: T[][] = old.slice(0, kept)
+    const epochs: number[] = this.chunkEpochs.slice(0, kept)
+    const rest: T[] = []
+    for (let k = kept * CHUNK; k < from; k++) rest.push((old[Math.floor(k / CHUNK)] as T[])[k % CHUNK] as T)
+    for (const v of items) rest.push(v)
+    for (let k = from; k < from + cut; k++) visit((old[Math.floor(k / CHUNK)] as T[])[k % CHUNK] as T)
+    for (let k = from + cut; k < size; k++) rest.push((old[Math.floor(k / CHUNK)] as T[])[k % CHUNK] as T)
+    this.epoch++
+    for (let k = 0; k < rest.length; k += CHUNK) {
+      chunks.push(rest.slice(k, k + CHUNK))
+      epochs.push(this.epoch)
+    }
+    this.listEpoch = this.epoch
+    this.chunks = chunks
+    this.chunkEpochs = epochs
+    this.size = size - cut + items.length
   }
 
   /** An immutable view of the current elements; O(chunk count). */
@@ -93,13 +115,13 @@ export class ChunkedList<T> {
   }
 }
 
+/** The first `length` elements, in one exactly sized array (a pushed array regrows, and each regrowth of a long one is a large-object allocation). */
 function flatten<T>(chunks: readonly T[][], length: number): T[] {
-  const out: T[] = []
+  const out = Array.from<T>({ length })
+  let k = 0
   for (const chunk of chunks) {
-    for (const v of chunk) {
-      if (out.length === length) return out
-      out.push(v)
-    }
+    for (let x = 0; x < chunk.length && k < length; x++) out[k++] = chunk[x] as T
+    if (k === length) break
   }
   return out
 }

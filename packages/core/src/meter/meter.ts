@@ -150,9 +150,10 @@ export class TokenMeter {
       this.state.apply(e)
       const tokens = this.nodePrice(e.seq)
       const replacement = Object.freeze({ seq: e.seq, tokens })
-      const removed = i === j ? [this.prices.at(i) as PricedNode] : this.prices.splice(i, j - i + 1, replacement)
-      if (i === j) this.prices.set(i, replacement)
-      for (const r of removed) this.surfaceTotal -= r.tokens
+      if (i === j) {
+        this.surfaceTotal -= (this.prices.at(i) as PricedNode).tokens
+        this.prices.set(i, replacement)
+      } else this.prices.spliceVisiting(i, j - i + 1, [replacement], (r) => { this.surfaceTotal -= r.tokens })
       this.surfaceTotal += tokens
       this.noteImages(e)
       return

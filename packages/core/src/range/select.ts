@@ -6,7 +6,7 @@
 import type { Seq } from '../brand.ts'
 import { InvariantError } from '../errors.ts'
 import type { EventLog } from '../log/event-log.ts'
-import type { Measurement } from '../meter/measurement.ts'
+import type { Measurement, PricedNode } from '../meter/measurement.ts'
 import type { Surface } from '../surface/surface.ts'
 import { ToolPairingError, toolPairingBalancedAfter, toolPairingBalancedBefore } from '../surface/tool-pairing.ts'
 
@@ -61,7 +61,7 @@ export function selectCompactableRange(log: EventLog, measurement: Measurement, 
   if (priced.length === 0) return null
   const surface = log.state.surface
   const nodes = surface.nodes
-  assertSameNodes(priced.map((p) => p.seq), nodes, measurement.logRevision)
+  assertSameNodes(priced, nodes, measurement.logRevision)
   assertSound(surface)
   const n = priced.length
   const h = systemHeadCount(log)
@@ -142,13 +142,14 @@ function spanOf(nodes: readonly Seq[], startPosition: number, endPosition: numbe
   return Object.freeze({ start, end, shadowedSeqs, startPosition, endPosition })
 }
 
-function assertSameNodes(priced: readonly Seq[], nodes: readonly Seq[], logRevision: number): void {
+/** The priced nodes name the surface nodes in order (compared in place: no list of the priced seqs is built). */
+function assertSameNodes(priced: readonly PricedNode[], nodes: readonly Seq[], logRevision: number): void {
   const length = Math.max(priced.length, nodes.length)
   for (let k = 0; k < length; k++) {
-    if (priced[k] !== nodes[k]) {
+    if (priced[k]?.seq !== nodes[k]) {
       throw new RangeSelectionError(
         'METER_SURFACE_MISMATCH',
-        `meter/surface mismatch at position ${k}: the measurement (log revision ${logRevision}) has node ${priced[k] ?? 'none'}, ` +
+        `meter/surface mismatch at position ${k}: the measurement (log revision ${logRevision}) has node ${priced[k]?.seq ?? 'none'}, ` +
           `the surface has ${nodes[k] ?? 'none'}`,
       )
     }

@@ -78,46 +78,78 @@ export class Surface implements SurfaceView {
   }
 
   /**
-   * Validates a replace op against the current surface (§1.5.1 steps 1–4) and returns the shadowed seqs,
+   * Validates a replace op against the current surface (§1.5.1 steps 1–4) and returns how many nodes it shadows,
    * or a reason string when the op is invalid. `event` is the replacing event with its final seq.
    */
-  checkReplace(event: SurfaceEvent & { surfaceOp: ReplaceOp }, lookup: EventLookup): { shadowed: Seq[] } | { reason: string; field: string } {
+  checkReplace(event: SurfaceEvent & { surfaceOp: ReplaceOp }, lookup: EventLookup): { shadowedCount: number } | { reason: string; field: string } {
     const { start, end } = event.surfaceOp
     const i = this.position(start)
     const j = this.position(end)
     if (i < 0) return { reason: `replace start ${start} is not a current surface node${this.isShadowed(start) ? ' (it was shadowed)' : ''}`, field: 'surfaceOp.start' }
     if (j < 0) return { reason: `replace end ${end} is not a current surface node${this.isShadowed(end) ? ' (it was shadowed)' : ''}`, field: 'surfaceOp.end' }
     if (i > j) return { reason: `replace span is reversed: node ${start} is at position ${i}, after node ${end} at position ${j}`, field: 'surfaceOp' }
-    const shadowed = this.order.slice(i, j + 1)
-    const cited = new Set(event.sourceEventSeqs ?? [])
-    const missing = shadowed.filter((s) => !cited.has(s))
-    if (missing.length > 0) return { reason: `sourceEventSeqs must cite every shadowed node; missing ${missing.join(', ')}`, field: 'sourceEventSeqs' }
+    const count = j - i + 1
+    if (!this.citesEvery(event.sourceEventSeqs ?? [], i, j)) {
+      const cited = new Set(event.sourceEventSeqs ?? [])
+      const missing = this.order.slice(i, j + 1).filter((s) => !cited.has(s))
+      return { reason: `sourceEventSeqs must cite every shadowed node; missing ${missing.join(', ')}`, field: 'sourceEventSeqs' }
+    }
     if (event.type === 'tool/result') {
-      if (shadowed.length !== 1) return { reason: `a tool/result replacement shadows exactly one node, this span has ${shadowed.length}`, field: 'surfaceOp' }
+      if (count !== 1) return { reason: `a tool/result replacement shadows exactly one node, this span has ${count}`, field: 'surfaceOp' }
       const old = lookup(start)
       if (old === undefined || old.type !== 'tool/result') return { reason: `a tool/result replacement must replace a tool/result node; node ${start} is ${old?.type ?? 'missing'}`, field: 'surfaceOp.start' }
       if (!jsonEqual(blankToolResultContent(old.data), blankToolResultContent(event.data))) {
         return { reason: `a tool/result replacement may differ from node ${start} only in message.content[0].content (§1.4.9)`, field: 'data' }
       }
     }
-    return { shadowed }
+    return { shadowedCount: count }
   }
 
-  /** Applies a validated replacement: `seq` takes the positions of `start`…`end` (§1.5.1 step 5). */
-  replace(seq: Seq, op: ReplaceOp, delta: number, deltaOf: (seq: number) => number): Seq[] {
+  /**
+   * True when `cited` names every node at positions `i … j`: one mark per position in a byte array (off the
+   * JS heap), not a `Set` of the citations plus a copy of the span, which for a region of more than 16Ki nodes
+   * are large-object allocations (see `containerProblem` in log/validate.ts).
+   */
+  private citesEvery(cited: readonly number[], i: number, j: number): boolean {
+    const count = j - i + 1
+    if (cited.length < count) return false
+    const marks = new Uint8Array(count)
+    let marked = 0
+    for (let k = 0; k < cited.length; k++) {
+      const p = this.positions.get(cited[k] as number)
+      if (p === undefined || p < i || p > j || marks[p - i] === 1) continue
+      marks[p - i] = 1
+      marked++
+    }
+    return marked === count
+  }
+
+  /**
+   * Applies a validated replacement: `seq` takes the positions of `start`…`end` (§1.5.1 step 5). Returns the
+   * number of nodes it shadowed. The span is closed up in place (no spliced-out copy of a long region).
+   */
+  replace(seq: Seq, op: ReplaceOp, delta: number, deltaOf: (seq: number) => number): number {
     const i = this.position(op.start)
     const j = this.position(op.end)
     if (i < 0 || j < i) throw new InvariantError(`replace ${op.start}…${op.end} was not validated`)
-    const shadowed = this.order.splice(i, j - i + 1, seq)
-    for (const s of shadowed) {
+    const order = this.order
+    const count = j - i + 1
+    for (let k = i; k <= j; k++) {
+      const s = order[k] as number
       this.positions.delete(s)
       this.shadowed.add(s)
     }
+    const oneForOne = count === 1 && deltaOf(order[i] as number) === delta
+    order[i] = seq
+    if (count > 1) {
+      order.copyWithin(i + 1, j + 1)
+      order.length -= count - 1
+    }
     this.generation++
-    if (shadowed.length === 1 && deltaOf(shadowed[0] as number) === delta) {
+    if (oneForOne) {
       // A one-for-one replacement with the same pairing delta (every prune): positions and balances stand.
       this.positions.set(seq, i)
-      return shadowed
+      return count
     }
     for (let k = i; k < this.order.length; k++) this.positions.set(this.order[k] as number, k)
     this.balances.length = i + 1
@@ -128,7 +160,7 @@ export class Surface implements SurfaceView {
     for (let k = 1; k < this.balances.length; k++) {
       if ((this.balances[k] as number) < 0) { this.negativeAt = k - 1; break }
     }
-    return shadowed
+    return count
   }
 }
 

@@ -9,26 +9,12 @@
  * Streaming responses always carry usage (`message_start` / `message_delta`), so `includeUsage` is true.
  */
 import { CallId, type ContentBlock, type ImageAttachmentRef, type JsonObject, type JsonValue, type ToolSchema } from '@compaction-sim/core'
-import type { DecodedMessage, RequestPurpose } from './types.ts'
-import { parseAttachmentUrl, PURPOSE_HEADER, SESSION_HEADER, WireRequestError, type ParsedBody } from './wire-request.ts'
+import type { DecodedMessage } from './types.ts'
+import { obj, optNumber, parseJsonBody, PURPOSE_HEADER, purposeOf, str, WireRequestError, type Obj } from './wire-json.ts'
+import { parseAttachmentUrl, SESSION_HEADER, type ParsedBody } from './wire-request.ts'
 
-type Obj = { [key: string]: JsonValue }
 
-function obj(value: JsonValue | undefined, path: string): Obj {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new WireRequestError(path, 'expected an object')
-  return value
-}
 
-function str(value: JsonValue | undefined, path: string): string {
-  if (typeof value !== 'string') throw new WireRequestError(path, 'expected a string')
-  return value
-}
-
-function optNumber(value: JsonValue | undefined, path: string): number | undefined {
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new WireRequestError(path, 'expected a number')
-  return value
-}
 
 function imageOf(block: Obj, path: string): ImageAttachmentRef {
   const source = obj(block['source'], `${path}.source`)
@@ -137,20 +123,10 @@ function decodeTools(value: JsonValue | undefined): ToolSchema[] | undefined {
   })
 }
 
-function purposeOf(value: string | null): RequestPurpose {
-  if (value === null) return 'conversation'
-  if (value === 'compaction' || value === 'session-title') return value
-  throw new WireRequestError(`header ${PURPOSE_HEADER}`, `unknown purpose "${value}"`)
-}
 
 /** Validates and decodes an Anthropic messages body (text) with its headers (module doc). Throws `WireRequestError`. */
 export function parseAnthropicRequest(text: string, headers: Headers): ParsedBody {
-  let json: JsonValue
-  try {
-    json = JSON.parse(text) as JsonValue
-  } catch (err) {
-    throw new WireRequestError('$', `body is not JSON (${err instanceof Error ? err.message : String(err)})`)
-  }
+  const json = parseJsonBody(text)
   const body = obj(json, '$')
   if (!Array.isArray(body['messages'])) throw new WireRequestError('$.messages', 'expected an array')
   const maxTokens = optNumber(body['max_tokens'], '$.max_tokens')

@@ -7,10 +7,11 @@
  * a user message with one tool-result block. Requests from any OpenAI-compatible client are accepted.
  */
 import { CallId, type ContentBlock, type ImageAttachmentRef, type JsonObject, type JsonValue, type ToolSchema } from '@compaction-sim/core'
-import type { DecodedMessage, MockWire, ParsedRequest, RequestPurpose } from './types.ts'
+import type { DecodedMessage, MockWire, ParsedRequest } from './types.ts'
+import { obj, optNumber, parseJsonBody, PURPOSE_HEADER, purposeOf, str, WireRequestError } from './wire-json.ts'
 
-/** The header that carries the call purpose (the core adapter's `PURPOSE_HEADER`; model-invisible, §8.2). */
-export const PURPOSE_HEADER = 'x-compaction-purpose'
+export { PURPOSE_HEADER, WireRequestError } from './wire-json.ts'
+
 /** The header that carries the session id. */
 export const SESSION_HEADER = 'x-session-id'
 
@@ -23,36 +24,6 @@ export const REDACTED_HEADERS: ReadonlySet<string> = new Set([
   'openai-api-key',
   'cookie',
 ])
-
-/** A request body the mock refuses (HTTP 400 `invalid_request_error`); `path` is a JSON path. */
-export class WireRequestError extends Error {
-  override readonly name = 'WireRequestError'
-  readonly code = 'INVALID_REQUEST'
-  readonly path: string
-
-  constructor(path: string, message: string) {
-    super(`${path}: ${message}`)
-    this.path = path
-  }
-}
-
-type Obj = { [key: string]: JsonValue }
-
-function obj(value: JsonValue | undefined, path: string): Obj {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new WireRequestError(path, 'expected an object')
-  return value
-}
-
-function str(value: JsonValue | undefined, path: string): string {
-  if (typeof value !== 'string') throw new WireRequestError(path, 'expected a string')
-  return value
-}
-
-function optNumber(value: JsonValue | undefined, path: string): number | undefined {
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new WireRequestError(path, 'expected a number')
-  return value
-}
 
 /** Parses the default `attachment://` URL of the core adapter back into the reference; undefined for other URLs. */
 export function parseAttachmentUrl(url: string): ImageAttachmentRef | undefined {
@@ -169,11 +140,6 @@ function decodeTools(value: JsonValue | undefined): ToolSchema[] | undefined {
   })
 }
 
-function purposeOf(value: string | null): RequestPurpose {
-  if (value === null) return 'conversation'
-  if (value === 'compaction' || value === 'session-title') return value
-  throw new WireRequestError(`header ${PURPOSE_HEADER}`, `unknown purpose "${value}"`)
-}
 
 /** Lower-cased, sorted headers with secret values replaced by `[redacted]`. */
 export function redactedHeaders(headers: Headers): Record<string, string> {
@@ -191,12 +157,7 @@ export type ParsedBody = Omit<ParsedRequest, 'index' | 'modelInfo'> & { body: Js
 
 /** Validates and decodes a chat-completions body (text) with its headers. Throws `WireRequestError`. */
 export function parseChatRequest(wire: MockWire, text: string, headers: Headers): ParsedBody {
-  let json: JsonValue
-  try {
-    json = JSON.parse(text) as JsonValue
-  } catch (err) {
-    throw new WireRequestError('$', `body is not JSON (${err instanceof Error ? err.message : String(err)})`)
-  }
+  const json = parseJsonBody(text)
   const body = obj(json, '$')
   const options = body['stream_options']
   const includeUsage = typeof options === 'object' && options !== null && !Array.isArray(options) && options['include_usage'] === true
