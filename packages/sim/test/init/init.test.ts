@@ -93,8 +93,8 @@ describe('sim init', () => {
     const report = JSON.parse(conform.stdout) as RunReport
     expect(report.summary.failed + report.summary.error).toBe(0)
     expect(report.scenarios.filter((s) => s.status === 'skipped').map((s) => s.skipReason?.replace(/ \(.*$/, ''))).toEqual([
-      'subject my-adapter does not declare the feature(s) this scenario needs: unroutableSummarizer',
-      'subject my-adapter does not declare the feature(s) this scenario needs: explicitRegion',
+      'subject my-adapter does not declare the feature this scenario needs: unroutableSummarizer',
+      'subject my-adapter does not declare the feature this scenario needs: explicitRegion',
     ])
     expect(report.summary.passed).toBe(report.summary.total - 2)
     // The crash scenarios ran the generated subject again in a child process.
