@@ -4,15 +4,27 @@
  * each mutant is judged by its module's tests and a run finishes in reasonable time on a shared machine.
  * `pnpm test` never uses it.
  */
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 // @ts-expect-error -- a plain ESM helper shared with stryker.config.mjs; it carries JSDoc types only
 import { selected } from './scripts/mutation-scope.mjs'
+
+/**
+ * The workspace packages resolved to this copy of the repository. pnpm links them through node_modules
+ * symlinks, which Stryker's sandbox shares with the original checkout; without these aliases a test in the
+ * sandbox would import the original, unmutated `@compaction-sim/core` and every mutant reached that way
+ * would survive.
+ */
+const alias = [
+  { find: /^@compaction-sim\/core$/, replacement: fileURLToPath(new URL('./packages/core/src/index.ts', import.meta.url)) },
+  { find: /^@compaction-sim\/fixtures$/, replacement: fileURLToPath(new URL('./packages/fixtures/src/index.ts', import.meta.url)) },
+]
 
 /** One vitest project per package that has tests in scope. */
 function project(name: 'core' | 'sim', globs: string[]) {
   const include = globs.filter((g) => !g.startsWith('!'))
   const exclude = globs.filter((g) => g.startsWith('!')).map((g) => g.slice(1))
-  return { extends: false, root: `packages/${name}`, test: { name, include, exclude } }
+  return { extends: false, root: `packages/${name}`, resolve: { alias }, test: { name, include, exclude } }
 }
 
 const core = selected('core') as string[]

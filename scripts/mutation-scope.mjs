@@ -16,7 +16,8 @@
 export const MODULES = Object.freeze({
   policy: { mutate: ['packages/core/src/policy/**/*.ts'], core: ['test/policy/**/*.test.ts', 'test/compaction/policy-faults.test.ts'], sim: [] },
   range: { mutate: ['packages/core/src/range/**/*.ts'], core: ['test/range/**/*.test.ts'], sim: [] },
-  prune: { mutate: ['packages/core/src/prune/**/*.ts'], core: ['test/prune/**/*.test.ts'], sim: [] },
+  // The checker-side cases with hand-written prune results also judge core's pruneContent.
+  prune: { mutate: ['packages/core/src/prune/**/*.ts'], core: ['test/prune/**/*.test.ts'], sim: ['test/checker/shared-core-rules.test.ts'] },
   compaction: { mutate: ['packages/core/src/compaction/**/*.ts'], core: ['test/compaction/**/*.test.ts'], sim: [] },
   meter: { mutate: ['packages/core/src/meter/**/*.ts'], core: ['test/meter/**/*.test.ts'], sim: [] },
   // cli.test.ts drives the whole CLI through subprocess-sized runs and adds nothing a checker mutant needs.
