@@ -10,15 +10,19 @@
 import type { RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
 import { checkLog } from '../../src/checker/run.ts'
-import { appendixB, found } from './support.ts'
+import { appendixB, found, reportOf } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
 
-/** `id@seq` strings of one invariant for Appendix B after `edit`, checked with `manifest` when given. */
+/**
+ * `id@seq` strings of one invariant for Appendix B after `edit`, checked with `manifest` when given; the
+ * invariant must have been judged on every instance (a skip is no pass).
+ */
 async function violationsOf(id: string, edit: (events: Events) => void, manifest?: RunManifest): Promise<string[]> {
   const events = appendixB()
   edit(events)
   const result = await checkLog(events, manifest === undefined ? { dialect: 'seed' } : { dialect: 'seed', manifest })
+  expect(reportOf(result).coverage.find((c) => c.id === id)).toMatchObject({ status: 'evaluated', skipped: 0 })
   return found(result).filter((v) => v.startsWith(`${id}@`))
 }
 

@@ -8,7 +8,7 @@
 import type { RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
 import { checkLog } from '../../src/checker/run.ts'
-import { appendixB, found, renumber } from './support.ts'
+import { appendixB, found, renumber, reportOf } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
 type Event = Events[number]
@@ -16,9 +16,10 @@ type Event = Events[number]
 /** The seed dialect's prune marker (§5.1), written out: 2 newlines, 39 visible characters, 2 newlines = 43 code points. */
 const MARKER = '\n\n[... middle of tool result omitted ...]\n\n'
 
-/** `id@seq` strings of one invariant. */
+/** `id@seq` strings of one invariant; the invariant must have been judged on every instance (a skip is no pass). */
 async function violationsOf(id: string, events: Events, manifest?: RunManifest): Promise<string[]> {
   const result = await checkLog(events, manifest === undefined ? { dialect: 'seed' } : { dialect: 'seed', manifest })
+  expect(reportOf(result).coverage.find((c) => c.id === id)).toMatchObject({ status: 'evaluated', skipped: 0 })
   return found(result).filter((v) => v.startsWith(`${id}@`))
 }
 
