@@ -3,7 +3,12 @@
  * user reads ("bad input → a clear error naming the field"), so each one is pinned in full, including how
  * the offending value is described (number, string, array, object, null, …).
  */
+import { appendixBEvents } from '@compaction-sim/fixtures'
 import { describe, expect, it } from 'vitest'
+import { InvariantError } from '../../src/errors.ts'
+import { EventLog } from '../../src/log/event-log.ts'
+import { CompactionBusyError, evaluatePressure, ModelContextError } from '../../src/policy/pressure.ts'
+import { measurementOf } from '../range/surface-builder.ts'
 import {
   compactionConfigRule, resolveCompactionConfig, resolveCompactSpec, resolveTargetPolicy, routeKey,
 } from '../../src/policy/config.ts'
@@ -102,5 +107,75 @@ describe('§3.3 capacity errors, in full', () => {
 
   it('routeKey is "provider/model"', () => {
     expect(routeKey({ provider: 'a', model: 'b/c' })).toBe('a/b/c')
+  })
+})
+
+describe('§3.2/§3.3 edges the rejection tables do not reach', () => {
+  it('a ratio of exactly 1 is inside (0, 1]', () => {
+    expect(resolveCompactionConfig({ thresholdRatio: 1 }).thresholdRatio).toBe(1)
+  })
+
+  it('an entry sets only the fields it states: no key is present as undefined', () => {
+    const spec = resolveCompactionConfig({ modelPolicies: [{ provider: 'p', model: 'm' }] })
+    expect(Object.keys(spec.modelPolicies[0] ?? {})).toEqual(['provider', 'model'])
+  })
+
+  it('an entry keeps every field it states', () => {
+    const spec = resolveCompactionConfig({
+      modelPolicies: [{
+        provider: 'p', model: 'm', thresholdRatio: 0.6, retainTokens: 5, summarizationProvider: 's', summarizationModel: 'x',
+        maxTokens: 7, compactionRetries: 0, maxOverflowRetries: 2,
+      }],
+    })
+    expect(spec.modelPolicies[0]).toStrictEqual({
+      provider: 'p', model: 'm', thresholdRatio: 0.6, retention: { kind: 'tokens', retainTokens: 5 },
+      summarization: { provider: 's', model: 'x' }, maxTokens: 7, compactionRetries: 0, maxOverflowRetries: 2,
+    })
+  })
+
+  it('an entry matches provider AND model: the same provider with another model is another route', () => {
+    const spec = resolveCompactionConfig({ modelPolicies: [{ provider: 'p', model: 'big', thresholdRatio: 0.5 }] })
+    expect(resolveTargetPolicy(spec, { provider: 'p', model: 'small' }).thresholdRatio).toBe(0.8)
+    expect(resolveTargetPolicy(spec, { provider: 'p', model: 'big' }).thresholdRatio).toBe(0.5)
+  })
+
+  it('an entry overrides the summarization route and the retry counts of the top level', () => {
+    const spec = resolveCompactionConfig({
+      summarizationProvider: 'top', summarizationModel: 't', compactionRetries: 4, maxOverflowRetries: 4,
+      modelPolicies: [{ provider: 'p', model: 'm', summarizationProvider: 'own', summarizationModel: 'o', compactionRetries: 0, maxOverflowRetries: 2 }],
+    })
+    expect(resolveTargetPolicy(spec, { provider: 'p', model: 'm' })).toMatchObject({
+      summarization: { provider: 'own', model: 'o' }, compactionRetries: 0, maxOverflowRetries: 2,
+    })
+  })
+})
+
+describe('pressure errors (§3.5, §2.7), in full', () => {
+  /** Appendix B up to the bracket's start (seq 51): route mock/mock-4k; every node of the surface then, priced. */
+  const PRICES = { 2: 28, 3: 20, 10: 15, 15: 1303, 23: 101, 28: 152, 37: 77, 42: 22, 47: 14, 49: 1925 }
+  const log = () => EventLog.fromEvents(appendixBEvents().slice(0, 51), { dialect: 'seed' })
+
+  it('ModelContextError names the route and the reported window', () => {
+    const err = new ModelContextError('mock/mock-4k', -3)
+    expect(err.name).toBe('ModelContextError')
+    expect(err.message).toBe('adapter for mock/mock-4k reported context window -3, which is not a positive integer')
+    expect(err.failure).toEqual({ code: 'INVALID_MODEL_CONTEXT', message: err.message })
+  })
+
+  it('CompactionBusyError names the open bracket', () => {
+    const err = new CompactionBusyError({ compactionId: 'cmp-1', startSeq: 9, turn: 2 } as never)
+    expect(err.name).toBe('CompactionBusyError')
+    expect(err.message).toBe('busy: compaction cmp-1 (started at seq 9) is still open')
+  })
+
+  it('a measure() that does not measure the log as it is now is an invariant error, not a stale comparison', async () => {
+    const l = log()
+    const err = await evaluatePressure({
+      log: l, spec: resolveCompactionConfig({}),
+      measure: () => ({ ...measurementOf(l, PRICES, 3762), logRevision: 50 }),
+      resolveModelInfo: async (provider, id) => ({ provider, id, name: id, context: { contextWindow: 4000 } }),
+    }).then(() => null, (e: unknown) => e)
+    expect(err).toBeInstanceOf(InvariantError)
+    expect((err as Error).message).toBe('measure() returned log revision 50, but the log has 51 events')
   })
 })
