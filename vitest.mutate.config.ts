@@ -24,7 +24,7 @@ const alias = [
 function project(name: 'core' | 'sim', globs: string[]) {
   const include = globs.filter((g) => !g.startsWith('!'))
   const exclude = globs.filter((g) => g.startsWith('!')).map((g) => g.slice(1))
-  return { extends: false, root: `packages/${name}`, resolve: { alias }, test: { name, include, exclude } }
+  return { root: `packages/${name}`, resolve: { alias }, test: { name, include, exclude } }
 }
 
 const core = selected('core') as string[]
