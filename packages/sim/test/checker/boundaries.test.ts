@@ -84,3 +84,32 @@ describe('INV-29 retained tail at its boundary (tail 1,939 tokens, P_route)', ()
     expect(await violationsOf('INV-29', untouched, manifest({ retainRatio: 0.485 }))).toEqual(['INV-29@55'])
   })
 })
+
+describe('the messages of these violations, in full (they say which promise broke and why)', () => {
+  /** `id@seq: message` of one invariant. */
+  async function messagesOf(id: string, edit: (events: Events) => void, m?: RunManifest): Promise<string[]> {
+    const events = appendixB()
+    edit(events)
+    const r = reportOf(await checkLog(events, m === undefined ? { dialect: 'seed' } : { dialect: 'seed', manifest: m }))
+    return r.violations.filter((v) => v.id === id).map((v) => `${v.id}@${v.seq}: ${v.message}`)
+  }
+
+  it('INV-17', async () => {
+    expect(await messagesOf('INV-17', shadowPrice(205))).toEqual([
+      'INV-17@55: the checkpoint prices 205 (P_fixed), not below the shadowedTokenCount 205 of #54 (§7.5)',
+    ])
+  })
+
+  it('INV-25, for the prune run and for the pressure bracket', async () => {
+    expect(await messagesOf('INV-25', untouched, manifest({ thresholdRatio: 0.5 }, 7526))).toEqual([
+      'INV-25@14: a prune run below pressure: totalTokens 3230 < threshold 3763 of mock/mock-4k',
+      'INV-25@51: an automatic pressure bracket below pressure: totalTokens 3762 < threshold 3763 of mock/mock-4k',
+    ])
+  })
+
+  it('INV-29', async () => {
+    expect(await messagesOf('INV-29', untouched, manifest({ retainTokens: 1940 }))).toEqual([
+      'INV-29@55: the retained tail [47, 49] prices 1939 (P_route) < retainTokens 1940',
+    ])
+  })
+})

@@ -40,6 +40,9 @@ describe('end-seed staleness (§11.1, §11.3) judged against hand-written seqs (
   it('without the end-seed the orphan at 51 is live: the start at 53 is reported', async () => {
     const events = [...orphanAt51(), turnEnd(52), manualStart(53, 'cmp-new')]
     expect(await violationsOf('INV-45', events)).toEqual(['INV-45@53'])
+    const r = reportOf(await checkLog(events, { dialect: 'seed' }))
+    expect(r.violations.filter((v) => v.id === 'INV-45').map((v) => v.message))
+      .toEqual(['compaction/start while the lock is live: cmp-7f3a (#51) is unmatched in this lifecycle'])
   })
 
   it('an orphan opened after the end-seed (54 > 53) is live in the new lifecycle: the start at 55 is reported', async () => {
@@ -124,9 +127,25 @@ describe('pruneContent (§5.3) judged against hand-written head/marker/tail (INV
     expect(await violationsOf('INV-22', pruneLog(THREE_BLOCKS, [`ab\u{1F600}${MARKER}\u{1F600}ef`]), manifest)).toEqual(['INV-22@15'])
   })
 
+  it('the messages name what is wrong with the rewrite', async () => {
+    const messages = async (rewritten: string[]) => {
+      const r = reportOf(await checkLog(pruneLog(ONE_BLOCK, rewritten), { dialect: 'seed', manifest }))
+      return r.violations.filter((v) => v.id === 'INV-22').map((v) => v.message)
+    }
+    const prefix = 'the rewrite of #12 is not pruneContent of its projected content: '
+    expect(await messages([`ab\uD83D${MARKER}\uDE00ef`])).toEqual([`${prefix}a lone UTF-16 surrogate (code-unit slicing)`])
+    expect(await messages([`ab${MARKER}\u{1F600}ef`])).toEqual([`${prefix}the head, tail or block layout differs from pruneContent's`])
+    expect(await messages([`ab\u{1F600}${MARKER}${MARKER}\u{1F600}ef`])).toEqual([
+      `${prefix}measured text 92 code points exceeds thresholdChars 49; the marker appears 2 times (exactly once is required)`,
+    ])
+    expect(await messages([`ab\u{1F600}\u{1F600}ef`])).toEqual([`${prefix}the marker appears 0 times (exactly once is required)`])
+  })
+
   it('a result of exactly 49 code points is within the threshold: pruning it at all is INV-23', async () => {
     const within = [`ab\u{1F600}c${'x'.repeat(41)}d\u{1F600}ef`] // 4 + 41 + 4 = 49
     expect(await violationsOf('INV-23', pruneLog(within, [`ab\u{1F600}${MARKER}\u{1F600}ef`]), manifest)).toEqual(['INV-23@14'])
+    const r = reportOf(await checkLog(pruneLog(within, [`ab\u{1F600}${MARKER}\u{1F600}ef`]), { dialect: 'seed', manifest }))
+    expect(r.violations.filter((v) => v.id === 'INV-23').map((v) => v.message)).toEqual(['prunes #12 whose measured text is 49 code points, within thresholdChars 49'])
   })
 
   it('one code point more (50) may be pruned: no INV-23', async () => {
