@@ -46,6 +46,8 @@ describe('§3.2 rejection messages, in full', () => {
     [{ maxOverflowRetries: '1' }, `${P}maxOverflowRetries must be a non-negative integer, got "1" (§3.2 rule 3)`],
     [{ auto: 'yes' }, `${P}auto must be a boolean, got "yes" (§3.2 rule 3)`],
     [{ auto: 0 }, `${P}auto must be a boolean, got 0 (§3.2 rule 3)`],
+    [{ auto: () => true }, `${P}auto must be a boolean, got function (§3.2 rule 3)`],
+    [{ auto: 1n }, `${P}auto must be a boolean, got bigint (§3.2 rule 3)`],
     [{ retainRatio: 0.1, retainTokens: 100 }, `${P}retainTokens cannot be combined with retainRatio in the same scope (§3.2 rule 4)`],
     [{ summarizationProvider: 'p' }, `${P}summarizationModel must be set together with summarizationProvider (they form one route) (§3.2 rule 5)`],
     [{ summarizationModel: 'm' }, `${P}summarizationProvider must be set together with summarizationModel (they form one route) (§3.2 rule 5)`],

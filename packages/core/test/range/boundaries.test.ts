@@ -65,6 +65,15 @@ describe('selectCompactableRange rejections, in full', () => {
     expect(err).toBeInstanceOf(ToolPairingError)
     expect(err.message).toContain('tool pairing goes negative after node 3 at position 2 (a tool result without an open call)')
   })
+
+  it('a corrupt surface fails loudly even when the whole history fits the budget (no cut is ever examined)', () => {
+    const log = logAt([[1, user('a')], [2, assistant(['x'])], [3, result('x')], [4, user('b')]])
+    log.append(replacement(2, 2, [2]))
+    const err = thrown(() => selectCompactableRange(log, measurementOf(log, { 1: 5, 5: 5, 3: 5, 4: 5 }), 1_000_000))
+    expect(err).toBeInstanceOf(ToolPairingError)
+    expect(err).toMatchObject({ code: 'NEGATIVE_BALANCE' })
+    expect(err.message).toContain('tool pairing goes negative after node 3 at position 2 (a tool result without an open call)')
+  })
 })
 
 describe('validateExplicitRegion rejections, in full (§3.8)', () => {
