@@ -1,0 +1,45 @@
+// @ts-check
+/**
+ * Prints the score per module and every surviving or uncovered mutant of the last mutation run, from
+ * `reports/mutation/mutation.json` (or the file given as the first argument): one line per mutant with
+ * `file:line:column`, the mutator and the replacement. Exit 0 always; it only reads the report.
+ */
+import { readFileSync } from 'node:fs'
+
+const file = process.argv[2] ?? 'reports/mutation/mutation.json'
+/** @type {{ files: Record<string, { source: string; mutants: Array<{ mutatorName: string; replacement?: string; status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } } }> }> }} */
+const report = JSON.parse(readFileSync(file, 'utf8'))
+
+/** The module of a source path: core's top folder under src/, or `checker`. */
+function moduleOf(path) {
+  const m = /packages\/core\/src\/([^/]+)\//.exec(path)
+  return m?.[1] ?? (path.includes('packages/sim/src/checker/') ? 'checker' : 'other')
+}
+
+/** @type {Map<string, Record<string, number>>} */
+const perModule = new Map()
+const lines = []
+for (const [path, { source, mutants }] of Object.entries(report.files)) {
+  const counts = perModule.get(moduleOf(path)) ?? {}
+  perModule.set(moduleOf(path), counts)
+  const srcLines = source.split('\n')
+  for (const m of mutants) {
+    counts[m.status] = (counts[m.status] ?? 0) + 1
+    if (m.status !== 'Survived' && m.status !== 'NoCoverage') continue
+    const { line, column } = m.location.start
+    const code = (srcLines[line - 1] ?? '').trim().slice(0, 100)
+    lines.push(`${m.status === 'Survived' ? 'S' : 'N'} ${path}:${line}:${column} ${m.mutatorName} → ${JSON.stringify(m.replacement ?? '').slice(0, 80)}  | ${code}`)
+  }
+}
+console.log('module       killed timeout survived no-cov ignored  score(covered)')
+for (const [name, c] of [...perModule].sort()) {
+  const killed = c['Killed'] ?? 0
+  const timeout = c['Timeout'] ?? 0
+  const survived = c['Survived'] ?? 0
+  const noCov = c['NoCoverage'] ?? 0
+  const detected = killed + timeout
+  const score = (100 * detected) / Math.max(1, detected + survived + noCov)
+  const covered = (100 * detected) / Math.max(1, detected + survived)
+  console.log(`${name.padEnd(12)} ${String(killed).padStart(6)} ${String(timeout).padStart(7)} ${String(survived).padStart(8)} ${String(noCov).padStart(6)} ${String(c['Ignored'] ?? 0).padStart(7)}  ${score.toFixed(2)}% (${covered.toFixed(2)}%)`)
+}
+for (const l of lines) console.log(l)

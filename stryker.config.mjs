@@ -1,0 +1,41 @@
+// @ts-check
+/**
+ * StrykerJS configuration of the mutation run (`pnpm mutate`; never part of `pnpm test` or CI).
+ *
+ * Mutates core's policy, range, prune, compaction and meter modules and the sim checker, and judges every
+ * mutant with the vitest projects of `vitest.mutate.config.ts`. The run is incremental: results are kept in
+ * `reports/mutation/incremental.json`, so a re-run tests only mutants whose code or covering tests changed
+ * (`pnpm mutate --force` re-tests everything). Some modules only: `MUTATE_MODULES=policy,checker pnpm mutate`
+ * (see `scripts/mutation-scope.mjs`); results of such runs accumulate in the same incremental file.
+ * Reports (HTML and JSON) go to `reports/mutation/`. Concurrency stays at 1 by default because the run is
+ * meant for shared 2-core machines; raise it with `--concurrency <n>` on a quiet one.
+ */
+import { selected } from './scripts/mutation-scope.mjs'
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutate.config.ts', related: false },
+  plugins: ['@stryker-mutator/vitest-runner'],
+  // packages/core/src/{policy,range,prune,compaction,meter} and packages/sim/src/checker, or the MUTATE_MODULES subset
+  mutate: selected('mutate'),
+  coverageAnalysis: 'perTest',
+  // Static mutants (module-level constants, check tables) need a fresh module graph and every test per mutant,
+  // which multiplies the run time; they are reported as Ignored. `pnpm mutate --ignoreStatic false` includes them.
+  ignoreStatic: true,
+  concurrency: 1,
+  incremental: true,
+  incrementalFile: 'reports/mutation/incremental.json',
+  reporters: ['html', 'json', 'progress-append-only', 'clear-text'],
+  htmlReporter: { fileName: 'reports/mutation/index.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
+  tempDirName: '.tmp/stryker',
+  cleanTempDir: 'always',
+  ignorePatterns: ['reports', '.tmp', 'dist'],
+  // A busy shared machine runs tests slowly; these bounds only separate a mutant's infinite loop from slowness.
+  timeoutMS: 30000,
+  timeoutFactor: 3,
+  dryRunTimeoutMinutes: 60,
+  thresholds: { high: 90, low: 80, break: null },
+}
