@@ -39,7 +39,7 @@ describe('pruning and policy violation messages, in full', () => {
   for (const [name, where, message] of MESSAGES) {
     const id = where.slice(0, where.indexOf('@'))
     it(`${where} ${name}`, async () => {
-      const c = conformanceCases.find((x) => x.name === name && x.expect.id === id)
+      const c = conformanceCases().find((x) => x.name === name && x.expect.id === id)
       if (c === undefined) throw new Error(`no conformance case ${id} ${name}`)
       const options = { dialect: c.dialect, manifest: ('manifest' in c ? c.manifest : undefined) ?? null, ...(c.requests === undefined ? {} : { requests: c.requests }) }
       const r = reportOf(await checkLog(c.events, options))
