@@ -39,6 +39,11 @@ stop_burners() {
   pids=()
 }
 
+# "burner" or "burners" for a count (the word's plural is its + s).
+plural() {
+  if [ "$1" = 1 ]; then printf '%s' "$2"; else printf '%ss' "$2"; fi
+}
+
 load_average() {
   if [ -r /proc/loadavg ]; then
     cut -d ' ' -f 1-3 /proc/loadavg
@@ -62,7 +67,7 @@ for ((i = 0; i < burners; i++)); do
   pids+=("$!")
 done
 
-echo "under-load: ${burners} CPU burner(s) on ${cores} core(s); load average before: $(load_average)" >&2
+echo "under-load: ${burners} CPU $(plural "$burners" burner) on ${cores} $(plural "$cores" core); load average before: $(load_average)" >&2
 started=$(date +%s%N)
 "$@"
 rc=$?
@@ -70,6 +75,6 @@ ended=$(date +%s%N)
 load_after=$(load_average)
 stop_burners
 elapsed_ms=$(((ended - started) / 1000000))
-printf 'under-load: wall %d.%03d s with %s burner(s) on %s core(s); load average at the end: %s; exit code %d\n' \
-  $((elapsed_ms / 1000)) $((elapsed_ms % 1000)) "$burners" "$cores" "$load_after" "$rc" >&2
+printf 'under-load: wall %d.%03d s with %s %s on %s %s; load average at the end: %s; exit code %d\n' \
+  $((elapsed_ms / 1000)) $((elapsed_ms % 1000)) "$burners" "$(plural "$burners" burner)" "$cores" "$(plural "$cores" core)" "$load_after" "$rc" >&2
 exit "$rc"

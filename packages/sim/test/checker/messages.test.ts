@@ -28,7 +28,7 @@ const MESSAGES: ReadonlyArray<readonly [string, string, string]> = [
   ['head-replaced', 'INV-26@67', 'replacement 2…2 shadows the system head #2 at position 0'],
   ['explicit-region-includes-head', 'INV-26@18', 'replacement 2…10 shadows the system head #2 at position 0'],
   ['middle-span', 'INV-27@25', 'the span starts at #10 (position 2), not at position 1, the first node after the system head'],
-  ['span-cuts-tool-unit', 'INV-28@26', 'the cut after #12 (position 2) has 1 unanswered call(s) crossing it'],
+  ['span-cuts-tool-unit', 'INV-28@26', 'the cut after #12 (position 2) has 1 unanswered call crossing it'],
   ['nothing-retained', 'INV-29@15', 'no node follows the span 3…10: the newest unit must stay verbatim'],
   ['tail-below-budget', 'INV-29@26', 'the retained tail [20, 22] prices 27 (P_route) < retainTokens 64'],
   ['summary-copied-to-surface', 'INV-30@67', 'the raw summary text of #54 appears on the surface outside its checkpoint (a second copy of history)'],
