@@ -68,13 +68,16 @@ export {
 } from './scenario/types.ts'
 /**
  * Provider: the transport-neutral mock `(Request) => Promise<Response>` per wire, its reply plans and fault
- * injection, and the msw / loopback-HTTP mounts. (`mountNock` is not re-exported: loading nock patches
- * `node:http`, and msw and nock must not share a process.)
+ * injection, and the in-process (`@mswjs/interceptors`) / loopback-HTTP mounts. (`mountNock` is not re-exported:
+ * loading nock patches `node:http`, and it must not share a process with another interception. The msw-based
+ * `mountMsw`/`mswHandlers` are in `@compaction-sim/sim/msw`, for projects that have msw installed.)
  */
 export {
   MockProvider, MockProviderConfigError, resolveMockProviderOptions, type MockProviderOptions, type MockProviderSpec,
 } from './provider/mock-provider.ts'
-export { mountMsw, mswHandlers, type MswMount } from './provider/mount-msw.ts'
+export {
+  mountIntercept, interceptRoutes, providerRoutes, type InterceptMount, type InterceptRoute,
+} from './provider/mount-intercept.ts'
 export { serveHttp, type ServeHttpOptions, type HttpServing } from './provider/serve-http.ts'
 export { FaultInjectingPlan, FaultParamsError, parseFaultParams, type InjectedFault } from './provider/faults.ts'
 export { TranscriptReplyPlan, ReplyPlanExhaustedError, type TranscriptPlanOptions } from './provider/transcript-plan.ts'

@@ -1,5 +1,6 @@
 /**
- * Mounts mock providers in-process with msw (the default mount, design §4 item 4): `setupServer` with one
+ * Mounts mock providers in-process with msw (`@compaction-sim/sim/msw`, for projects that use msw themselves; msw
+ * is an optional peer dependency — sim's own runs use `mount-intercept.ts`, without msw): `setupServer` with one
  * `http.post`/`http.get` handler per route, each delegating to the provider's WHATWG handler. Requests to
  * any other URL fail (`onUnhandledRequest: 'error'`), so a run can never reach a real provider. msw patches
  * the process's `fetch` and `node:http`: never combine it with nock in one test file or process.

@@ -1,7 +1,7 @@
 /**
  * `runScenario` / `runScenarios`: the programmatic API behind `sim run` (design §4 item 6). For each
  * scenario: load and resolve it (a `ScenarioError` makes it `error`), build the world (seeded PRNG, virtual
- * clock, mock provider with the translated faults on the process's one msw server), run the subject — for
+ * clock, mock provider with the translated faults on the process's one in-process interception), run the subject — for
  * a §13.4 crash fault, first in a child process SIGKILLed at the crash point, then restored in-process —
  * and write `<slug>.jsonl`, `<slug>.manifest.json` (§1.1, found by `sim check` as the log's sibling) and
  * `<slug>.requests.jsonl` into the output folder; then check the log (§12) with the manifest and capture,
@@ -15,8 +15,7 @@ import { createHash } from 'node:crypto'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { http } from 'msw'
-import { setupServer, type SetupServer } from 'msw/node'
+import { interceptRoutes } from '../provider/mount-intercept.ts'
 import {
   EventLog, Seq, TokenMeter, assertNever, readLog, type CapturedRequest, type Dialect, type LogEvent, type RunManifest,
 } from '@compaction-sim/core'
@@ -58,7 +57,7 @@ async function subjectOfKind(kind: ResolvedScenario['subject']['kind']): Promise
   }
 }
 
-/** Base URL the in-process mock answers under (msw intercepts it; nothing leaves the process). */
+/** Base URL the in-process mock answers under (intercepted in-process; nothing leaves the process). */
 export const MOCK_BASE_URL = 'http://provider.compaction-sim.test/v1'
 
 /** Options of `runScenario` and `runScenarios`. */
@@ -125,31 +124,30 @@ export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Sc
 /** The version of sim written into reports. */
 export const TOOL_VERSION = '0.1.0'
 
-/** The one msw server of the process, dispatching to the provider of the scenario that runs now. */
+/** The one in-process interception of the process, dispatching to the provider of the scenario that runs now. */
 class MockMount {
-  private server: SetupServer | null = null
+  private stop: (() => void) | null = null
   private users = 0
   current: MockProvider | null = null
 
   open(): void {
     if (this.users++ > 0) return
-    const handle = async ({ request }: { request: Request }): Promise<Response> => {
+    const handle = async (request: Request): Promise<Response> => {
       const provider = this.current
       if (provider === null) return new Response('no scenario is running', { status: 503 })
       return provider.handle(request)
     }
-    this.server = setupServer(
-      http.post(`${MOCK_BASE_URL}/chat/completions`, handle),
-      http.get(`${MOCK_BASE_URL}/models/:id`, handle),
-      http.get(`${MOCK_BASE_URL}/models`, handle),
-    )
-    this.server.listen({ onUnhandledRequest: 'error' })
+    this.stop = interceptRoutes([
+      { method: 'POST', base: MOCK_BASE_URL, path: '/chat/completions', handle },
+      { method: 'GET', base: MOCK_BASE_URL, path: '/models/:id', handle },
+      { method: 'GET', base: MOCK_BASE_URL, path: '/models', handle },
+    ])
   }
 
   close(): void {
     if (--this.users > 0) return
-    this.server?.close()
-    this.server = null
+    this.stop?.()
+    this.stop = null
   }
 }
 

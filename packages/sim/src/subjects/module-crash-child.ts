@@ -8,7 +8,7 @@
  */
 import { createWorld } from '../run/world.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
-import { mountMsw } from '../provider/mount-msw.ts'
+import { mountIntercept } from '../provider/mount-intercept.ts'
 import { ScenarioError } from '../scenario/errors.ts'
 import { loadScenario } from '../scenario/load.ts'
 import { resolveScenario } from '../scenario/resolve.ts'
@@ -16,7 +16,7 @@ import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
 import { childCaptureWriter, crashAckChannel, parseCrashJob } from '../world/crash.ts'
 import { loadModuleSubject, SubjectModuleError } from './module.ts'
 
-/** Where the child mounts the mock provider; msw intercepts it, so it never resolves on the network. */
+/** Where the child mounts the mock provider; the in-process interception answers it, so it never resolves on the network. */
 const BASE_URL = 'http://module-crash-child.mock.sim.test/v1'
 
 async function main(): Promise<void> {
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const scenario = resolveScenario(await loadScenario(job.scenarioFile), { file: job.scenarioFile })
   const transcript = await scenarioTranscript(scenario, job.seed)
   const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
-  const mount = mountMsw(world.provider, BASE_URL)
+  const mount = mountIntercept(world.provider, BASE_URL)
   const channel = crashAckChannel(job)
   const onRequest = childCaptureWriter(job)
   // Loaded and about to start: the parent's startup watchdog ends here (issue #18).

@@ -1,7 +1,7 @@
 /**
  * The crash child (§13.4): run by `runCrashingSession` as `node --import tsx crash-child.ts <job JSON>`.
  * It loads and resolves the scenario, builds its transcript and provider world, mounts the mock provider
- * in-process with msw, and runs the reference subject with `onDurable` wired to the crash ack channel, so
+ * in-process (`mount-intercept.ts`), and runs the reference subject with `onDurable` wired to the crash ack channel, so
  * the parent can SIGKILL it right after the crash-point event is fsync'ed, and `onRequest` wired to the job's
  * capture file (when given), so the killed session's requests reach the run's capture. Exit codes if it is not killed:
  * 0 the session finished before the crash point, 2 the scenario is invalid, 3 anything else, 4 its own watchdog
@@ -9,7 +9,7 @@
  */
 import { createWorld } from '../run/world.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
-import { mountMsw } from '../provider/mount-msw.ts'
+import { mountIntercept } from '../provider/mount-intercept.ts'
 import { ScenarioError } from '../scenario/errors.ts'
 import { loadScenario } from '../scenario/load.ts'
 import { resolveScenario } from '../scenario/resolve.ts'
@@ -17,7 +17,7 @@ import { runReferenceSession } from '../subjects/reference.ts'
 import { CLOCK_ORIGIN_MS } from './clock.ts'
 import { childCaptureWriter, crashAckChannel, parseCrashJob } from './crash.ts'
 
-/** Where the child mounts the mock provider; msw intercepts it, so it never resolves on the network. */
+/** Where the child mounts the mock provider; the in-process interception answers it, so it never resolves on the network. */
 export const CRASH_CHILD_BASE_URL = 'http://crash-child.mock.sim.test/v1'
 
 async function main(): Promise<void> {
@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   const transcript = await scenarioTranscript(scenario, job.seed)
   // The provider's own clock only stamps captures and response metadata, which die with the child.
   const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
-  const mount = mountMsw(world.provider, CRASH_CHILD_BASE_URL)
+  const mount = mountIntercept(world.provider, CRASH_CHILD_BASE_URL)
   const channel = crashAckChannel(job)
   const onRequest = childCaptureWriter(job)
   // Loaded and about to start: the parent's startup watchdog ends here (issue #18).

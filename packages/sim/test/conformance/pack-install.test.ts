@@ -6,19 +6,22 @@
  * `@compaction-sim/*` dependencies at the same tarballs). Then, in that project: `npx sim --version`,
  * `npx sim run` on a copied smoke scenario and a crash scenario (its child runs as plain `node …/crash-child.js`),
  * `npx sim check` on the run's log, `npx sim conform` on a plain-JS subject, and `defineConformanceSuite` in
- * vitest with no `server.deps.inline` workaround. Slow (builds and a network install): generous timeouts,
+ * vitest with no `server.deps.inline` workaround, the `sim init` flow (`npx sim init`, then `npx vitest run` with no
+ * config file green on the template, and a second init refused with exit 2), `--subject dsh` refused with the
+ * install command. A second project also installs the packed `@compaction-sim/subject-dsh` and runs
+ * `--subject dsh`. The first install's node_modules is at most 30 MB. Slow (builds and a network install): generous timeouts,
  * and no assertion on any duration.
  */
 import { execFile } from 'node:child_process'
 import { copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, symlink, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REPO_ROOT } from '../cli/run-sim.ts'
 
 const exec = promisify(execFile)
-const PACKAGES = ['core', 'fixtures', 'sim'] as const
+const PACKAGES = ['core', 'fixtures', 'sim', 'subject-dsh'] as const
 const VERSION = '0.1.0'
 const SMOKE = 'scenarios/smoke/no-pressure.yaml'
 const CRASH = 'scenarios/crash/fault-50-after-compaction-start.yaml'
@@ -30,6 +33,21 @@ let project: string
 let env: NodeJS.ProcessEnv
 let installedMb: number
 
+/** The tarball of a packed package, as a dependency spec relative to a project folder under `root`. */
+const tarball = (name: string): string => `file:../packs/compaction-sim-${name}-${VERSION}.tgz`
+
+/** Every file under `dir`, relative and sorted. */
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+  return entries.filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort()
+}
+
+/** What vitest's json reporter writes (the fields read here). */
+interface VitestJson {
+  numPassedTests: number; numFailedTests: number; numPendingTests: number; numTotalTests: number
+  testResults: Array<{ assertionResults: Array<{ title: string; status: string }> }>
+}
+
 /** The environment of the nested tools: this process's without vitest's and pnpm's variables, PATH limited to `bin`. */
 function consumerEnv(bin: string): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {}
@@ -40,9 +58,9 @@ function consumerEnv(bin: string): NodeJS.ProcessEnv {
   return { ...out, PATH: bin, CI: 'true', NO_COLOR: '1' }
 }
 
-/** Runs `command args` in the consumer project; resolves to its exit code and output (never rejects on a non-zero exit). */
-async function run(command: string, args: string[], timeoutMs = 600_000): Promise<{ code: number; stdout: string; stderr: string }> {
-  return exec(command, args, { cwd: project, env, timeout: timeoutMs, maxBuffer: 64 << 20 })
+/** Runs `command args` in the consumer project (or `cwd`); resolves to its exit code and output (never rejects on a non-zero exit). */
+async function run(command: string, args: string[], timeoutMs = 600_000, cwd = project): Promise<{ code: number; stdout: string; stderr: string }> {
+  return exec(command, args, { cwd, env, timeout: timeoutMs, maxBuffer: 64 << 20 })
     .then(({ stdout, stderr }) => ({ code: 0, stdout, stderr }))
     .catch((err: { code?: number | string; stdout?: string; stderr?: string }) => ({
       code: typeof err.code === 'number' ? err.code : -1, stdout: err.stdout ?? '', stderr: `${String(err.code)} ${err.stderr ?? ''}`,
@@ -73,7 +91,6 @@ beforeAll(async () => {
   const tarballs = (await readdir(packs)).sort()
   expect(tarballs).toEqual(PACKAGES.map((name) => `compaction-sim-${name}-${VERSION}.tgz`))
 
-  const tarball = (name: string): string => `file:../packs/compaction-sim-${name}-${VERSION}.tgz`
   await writeFile(join(project, 'package.json'), `${JSON.stringify({
     name: 'sim-consumer',
     private: true,
@@ -114,7 +131,7 @@ it('the tarballs carry built JavaScript, versions instead of workspace:, and no 
   expect(manifest.license).toBe('MIT')
   const first = (await readFile(join(project, 'node_modules/@compaction-sim/sim/dist/cli/bin.js'), 'utf8')).split('\n')[0]
   expect(first).toBe('#!/usr/bin/env node')
-  for (const absent of ['tsx', 'typescript', '.bin/tsc', '.bin/pnpm']) {
+  for (const absent of ['tsx', 'typescript', '.bin/tsc', '.bin/pnpm', 'msw', 'nock']) {
     expect(await stat(join(project, 'node_modules', absent)).then(() => `${absent} is installed`, () => null)).toBeNull()
   }
 })
@@ -170,18 +187,91 @@ defineConformanceSuite({
   expect(json.numTotalTests).toBeGreaterThanOrEqual(45)
 }, 1_200_000)
 
-// LEAD: the `sim init` flow goes here (issue #17): in this same `project`, `npx sim init` then
-// `node node_modules/vitest/vitest.mjs run` green against the template, and the refusal to overwrite.
-it.todo('npx sim init scaffolds a subject, a conformance test and a workflow, and vitest passes against them')
+it('npx sim init scaffolds a subject, a conformance test and a workflow, vitest (no config) passes them, and a second init refuses', async () => {
+  // A sub-folder without its own package.json: npx still finds the project's sim, vitest's root is the folder.
+  const dir = join(project, 'init')
+  await mkdir(dir)
+  const init = await run('npx', ['--no-install', 'sim', 'init'], 600_000, dir)
+  expect(init.code, init.stderr).toBe(0)
+  expect(init.stdout).toBe('subject.mjs\nconformance.test.mjs\n.github/workflows/conformance.yml\n')
+  expect(init.stderr).toContain('npm i -D @compaction-sim/core @compaction-sim/sim vitest')
+  const files = ['.github/workflows/conformance.yml', 'conformance.test.mjs', 'subject.mjs']
+  expect(await listFiles(dir)).toEqual(files)
+  const written = await Promise.all(files.map(async (f) => ({ bytes: await readFile(join(dir, f)), mtime: (await stat(join(dir, f))).mtimeMs })))
 
-// LEAD: the second install goes here: a fresh project with the dsh subject package's tarball added
-// (`pnpm pack` of packages/subject-dsh), then `npx sim run <scenario> --subject dsh` exits 0.
-it.todo('a second install with the dsh subject package runs --subject dsh')
+  // No vitest config at all, no server.deps.inline: the template as a user gets it, against the installed dist.
+  const vitest = await run('npx', ['--no-install', 'vitest', 'run', '--reporter=json', '--outputFile=result.json'], 1_200_000, dir)
+  expect(vitest.code, `${vitest.stdout}\n${vitest.stderr}`).toBe(0)
+  const json = JSON.parse(await readFile(join(dir, 'result.json'), 'utf8')) as VitestJson
+  const tests = json.testResults.flatMap((r) => r.assertionResults)
+  expect(json.numFailedTests).toBe(0)
+  // Skipped: only the two scenarios needing features the template's subject does not declare (as in test/init).
+  expect(tests.filter((t) => t.status !== 'passed').map((t) => t.status)).toEqual(['skipped', 'skipped'])
+  expect(json.numPassedTests).toBe(json.numTotalTests - 2)
+  expect(json.numTotalTests).toBeGreaterThanOrEqual(45)
+  expect(tests.map((t) => t.title)).toEqual(expect.arrayContaining(['pack-v1/crash/fault-53-after-checkpoint.yaml', 'pack-v1/smoke/basic-pressure.yaml']))
+  // The suite's run artifacts are in the folder now too: the second init must leave every file as it is.
+  const before = await listFiles(dir)
+  expect(before).toEqual(expect.arrayContaining(files))
 
-// Expected to hold after the merge of the optional dsh subject package (@deepseek-ai/* leave sim's
-// dependencies); until then the install is about 68 MB and this expected failure passes. Flip it.fails
-// to it once the size drops, or the suite will say so.
-it.fails(`node_modules of sim + core + fixtures is at most ${NODE_MODULES_MB_MAX} MB (holds once @deepseek-ai/* move to subject-dsh)`, () => {
+  const again = await run('npx', ['--no-install', 'sim', 'init'], 600_000, dir)
+  expect(again.code, again.stderr).toBe(2)
+  expect(again.stdout).toBe('')
+  expect(again.stderr).toContain('already exist; nothing was written')
+  expect(await listFiles(dir)).toEqual(before)
+  for (const [i, f] of files.entries()) {
+    expect(await readFile(join(dir, f))).toEqual(written[i]?.bytes)
+    expect((await stat(join(dir, f))).mtimeMs).toBe(written[i]?.mtime)
+  }
+}, 1_800_000)
+
+it('without the dsh subject package, npx sim run --subject dsh exits 2 and prints the install command', async () => {
+  const result = await sim('run', 'scenarios/no-pressure.yaml', '--subject', 'dsh', '--out-dir', 'out-dsh-missing')
+  expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(2)
+  expect(result.stderr).toContain('npm i -D @compaction-sim/subject-dsh')
+}, 600_000)
+
+describe('a second install with the dsh subject package', () => {
+  let dshProject: string
+  beforeAll(async () => {
+    dshProject = join(root, 'project-dsh')
+    await mkdir(join(dshProject, 'scenarios'), { recursive: true })
+    await writeFile(join(dshProject, 'package.json'), `${JSON.stringify({
+      name: 'sim-consumer-dsh',
+      private: true,
+      type: 'module',
+      devDependencies: {
+        '@compaction-sim/core': tarball('core'),
+        '@compaction-sim/fixtures': tarball('fixtures'),
+        '@compaction-sim/sim': tarball('sim'),
+        '@compaction-sim/subject-dsh': tarball('subject-dsh'),
+      },
+      overrides: {
+        '@compaction-sim/core': '$@compaction-sim/core',
+        '@compaction-sim/fixtures': '$@compaction-sim/fixtures',
+        '@compaction-sim/sim': '$@compaction-sim/sim',
+      },
+    }, null, 2)}\n`)
+    const install = await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], 900_000, dshProject)
+    expect(install.code, install.stderr).toBe(0)
+    await copyFile(join(REPO_ROOT, SMOKE), join(dshProject, 'scenarios', 'no-pressure.yaml'))
+  }, 1_200_000)
+
+  it('npx sim run --subject dsh passes a copied smoke scenario, and so does --subject reference,dsh', async () => {
+    for (const absent of ['tsx', 'typescript', '.bin/tsc']) {
+      expect(await stat(join(dshProject, 'node_modules', absent)).then(() => `${absent} is installed`, () => null)).toBeNull()
+    }
+    const dsh = await run('npx', ['--no-install', 'sim', 'run', 'scenarios/no-pressure.yaml', '--subject', 'dsh', '--out-dir', 'out'], 600_000, dshProject)
+    expect(dsh.code, `${dsh.stdout}\n${dsh.stderr}`).toBe(0)
+    const report = JSON.parse(await readFile(join(dshProject, 'out/report.json'), 'utf8')) as { summary: { passed: number; failed: number; skipped: number } }
+    expect(report.summary).toMatchObject({ passed: 1, failed: 0, skipped: 0 })
+    const both = await run('npx', ['--no-install', 'sim', 'run', 'scenarios/no-pressure.yaml', '--subject', 'reference,dsh', '--out-dir', 'out-both'], 600_000, dshProject)
+    expect(both.code, `${both.stdout}\n${both.stderr}`).toBe(0)
+  }, 1_200_000)
+})
+
+// The install that `sim` costs a user (measured before vitest is added): no msw, nock, tsx or TypeScript.
+it(`node_modules of sim + core + fixtures is at most ${NODE_MODULES_MB_MAX} MB`, () => {
   process.stderr.write(`pack-install: node_modules of sim + core + fixtures is ${installedMb} MB\n`)
   expect(installedMb).toBeLessThanOrEqual(NODE_MODULES_MB_MAX)
 })
