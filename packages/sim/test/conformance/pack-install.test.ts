@@ -112,7 +112,8 @@ beforeAll(async () => {
 
   await mkdir(join(project, 'scenarios'))
   for (const file of [SMOKE, CRASH]) await copyFile(join(REPO_ROOT, file), join(project, 'scenarios', file.split('/').at(-1) as string))
-  await copyFile(join(REPO_ROOT, 'packages/sim/test/conformance/support/subject.mjs'), join(project, 'subject.mjs'))
+  // The plain-JS subject is the one `sim init` scaffolds (the example adapter in JavaScript), so it is written once.
+  await copyFile(join(REPO_ROOT, 'packages/sim/templates/init/js/subject.mjs'), join(project, 'subject.mjs'))
 }, 2_400_000)
 
 afterAll(async () => {
