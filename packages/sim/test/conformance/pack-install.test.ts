@@ -36,6 +36,21 @@ let installedMb: number
 /** The tarball of a packed package, as a dependency spec relative to a project folder under `root`. */
 const tarball = (name: string): string => `file:../packs/compaction-sim-${name}-${VERSION}.tgz`
 
+/**
+ * A consumer project's package.json installing `names` from their tarballs. npm `overrides` point the
+ * packages' own `@compaction-sim/*` dependencies (every listed package but the last) at the same tarballs.
+ */
+function consumerManifest(name: string, names: readonly string[]): string {
+  const pkg = (n: string): string => `@compaction-sim/${n}`
+  return `${JSON.stringify({
+    name,
+    private: true,
+    type: 'module',
+    devDependencies: Object.fromEntries(names.map((n) => [pkg(n), tarball(n)])),
+    overrides: Object.fromEntries(names.slice(0, -1).map((n) => [pkg(n), `$${pkg(n)}`])),
+  }, null, 2)}\n`
+}
+
 /** Every file under `dir`, relative and sorted. */
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true })
@@ -91,17 +106,7 @@ beforeAll(async () => {
   const tarballs = (await readdir(packs)).sort()
   expect(tarballs).toEqual(PACKAGES.map((name) => `compaction-sim-${name}-${VERSION}.tgz`))
 
-  await writeFile(join(project, 'package.json'), `${JSON.stringify({
-    name: 'sim-consumer',
-    private: true,
-    type: 'module',
-    devDependencies: {
-      '@compaction-sim/core': tarball('core'),
-      '@compaction-sim/fixtures': tarball('fixtures'),
-      '@compaction-sim/sim': tarball('sim'),
-    },
-    overrides: { '@compaction-sim/core': '$@compaction-sim/core', '@compaction-sim/fixtures': '$@compaction-sim/fixtures' },
-  }, null, 2)}\n`)
+  await writeFile(join(project, 'package.json'), consumerManifest('sim-consumer', ['core', 'fixtures', 'sim']))
   const install = await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], 900_000)
   expect(install.code, install.stderr).toBe(0)
   const { stdout: du } = await exec('du', ['-sm', 'node_modules'], { cwd: project })
@@ -237,22 +242,7 @@ describe('a second install with the dsh subject package', () => {
   beforeAll(async () => {
     dshProject = join(root, 'project-dsh')
     await mkdir(join(dshProject, 'scenarios'), { recursive: true })
-    await writeFile(join(dshProject, 'package.json'), `${JSON.stringify({
-      name: 'sim-consumer-dsh',
-      private: true,
-      type: 'module',
-      devDependencies: {
-        '@compaction-sim/core': tarball('core'),
-        '@compaction-sim/fixtures': tarball('fixtures'),
-        '@compaction-sim/sim': tarball('sim'),
-        '@compaction-sim/subject-dsh': tarball('subject-dsh'),
-      },
-      overrides: {
-        '@compaction-sim/core': '$@compaction-sim/core',
-        '@compaction-sim/fixtures': '$@compaction-sim/fixtures',
-        '@compaction-sim/sim': '$@compaction-sim/sim',
-      },
-    }, null, 2)}\n`)
+    await writeFile(join(dshProject, 'package.json'), consumerManifest('sim-consumer-dsh', ['core', 'fixtures', 'sim', 'subject-dsh']))
     const install = await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'], 900_000, dshProject)
     expect(install.code, install.stderr).toBe(0)
     await copyFile(join(REPO_ROOT, SMOKE), join(dshProject, 'scenarios', 'no-pressure.yaml'))
