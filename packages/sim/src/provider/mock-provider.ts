@@ -35,6 +35,9 @@ import type {
   StreamCut,
 } from './types.ts'
 import { parseChatRequest, redactedHeaders, WireRequestError } from './wire-request.ts'
+import { enforcedOutcome } from './enforce.ts'
+import type { MockRoute } from './route.ts'
+import { createTokenizer, type ProviderTokenizer } from './tokenizers.ts'
 import { completionBody, overflowRejection, replyEvents, type ChunkContext } from './wire-response.ts'
 
 /** Options of `MockProvider` as given; `resolveMockProviderOptions` fills the defaults. */
@@ -44,6 +47,11 @@ export interface MockProviderOptions {
   clock: ProviderClock
   /** Models the metadata endpoint reports. Default: none (every model has unknown capacity and is accepted). */
   models?: readonly MockModel[]
+  /**
+   * The provider world's routes (issue #15): each is served with its own tokenizer, enforcement, limits,
+   * usage mode and summarizer. Exclusive with `models` (a route list implies the models it reports).
+   */
+  routes?: readonly MockRoute[]
   /**
    * Serve chat requests for a model `models` does not list (its capacity is then unknown) instead of 404
    * `model_not_found`. Default false. `sim serve` without a scenario sets it: it announces one model but
@@ -68,6 +76,8 @@ export interface MockProviderSpec {
   readonly plan: ReplyPlan
   readonly clock: ProviderClock
   readonly models: ReadonlyMap<string, MockModel>
+  /** The routes by model id (empty without `routes`). */
+  readonly routes: ReadonlyMap<string, MockRoute>
   readonly acceptUnknownModels: boolean
   readonly deltaChars: number
   readonly enforceContextWindow: boolean
@@ -87,6 +97,7 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   'plan',
   'clock',
   'models',
+  'routes',
   'acceptUnknownModels',
   'deltaChars',
   'enforceContextWindow',
@@ -105,8 +116,17 @@ export function resolveMockProviderOptions(options: MockProviderOptions): MockPr
   if (!Number.isSafeInteger(deltaChars) || deltaChars < 2) throw new MockProviderConfigError('deltaChars must be an integer ≥ 2')
   const requestsMax = options.requestsMax ?? 100_000
   if (!Number.isSafeInteger(requestsMax) || requestsMax <= 0) throw new MockProviderConfigError('requestsMax must be a positive integer')
+  if (options.routes !== undefined && options.models !== undefined) throw new MockProviderConfigError('give routes or models, not both')
+  const routes = new Map<string, MockRoute>()
+  for (const r of options.routes ?? []) {
+    if (routes.has(r.model)) throw new MockProviderConfigError(`route ${r.model} is declared twice`)
+    routes.set(r.model, r)
+  }
+  const routeModels: MockModel[] = [...routes.values()].flatMap((r) => (r.contextWindow === null ? [] : [{
+    id: r.model, contextWindow: r.contextWindow, ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
+  }]))
   const models = new Map<string, MockModel>()
-  for (const m of options.models ?? []) {
+  for (const m of options.models ?? routeModels) {
     if (!Number.isSafeInteger(m.contextWindow) || m.contextWindow <= 0)
       throw new MockProviderConfigError(`model ${m.id}: contextWindow must be a positive integer`)
     models.set(m.id, Object.freeze({ ...m }))
@@ -116,6 +136,7 @@ export function resolveMockProviderOptions(options: MockProviderOptions): MockPr
     plan: options.plan,
     clock: options.clock,
     models,
+    routes,
     acceptUnknownModels: options.acceptUnknownModels ?? false,
     deltaChars,
     enforceContextWindow: options.enforceContextWindow ?? false,
@@ -198,6 +219,7 @@ export class MockProvider {
   /** Errors thrown by the plan or the mock itself (answered with HTTP 500 `mock_internal_error`): a bug to report. */
   readonly internalErrors: Error[] = []
   private readonly cache: PromptCacheModel
+  private readonly tokenizers = new Map<string, ProviderTokenizer>()
 
   constructor(options: MockProviderOptions) {
     this.spec = resolveMockProviderOptions(options)
@@ -279,7 +301,9 @@ export class MockProvider {
       throw err
     }
     const modelInfo = this.spec.models.get(body.model)
-    if (this.spec.models.size > 0 && modelInfo === undefined && !this.spec.acceptUnknownModels) {
+    const route = this.spec.routes.get(body.model)
+    const known = this.spec.routes.size > 0 ? route !== undefined : this.spec.models.size === 0 || modelInfo !== undefined
+    if (!known && !this.spec.acceptUnknownModels) {
       return this.refuse(
         'POST',
         path,
@@ -296,11 +320,17 @@ export class MockProvider {
       )
     }
     const { body: raw, ...fields } = body
-    const parsed: ParsedRequest = { ...fields, index: this.captured.length, modelInfo }
+    const parsed: ParsedRequest = { ...fields, index: this.captured.length, modelInfo, route }
     const imageTokens = modelInfo?.imageTokens
     const estimate = this.cache.estimate(parsed.model, parsed.messages, parsed.tools, imageTokens, time)
+    const providerPromptTokens = route === undefined
+      ? estimate.promptTokens
+      : this.tokenizer(route).promptTokens(parsed.messages, parsed.tools, route.imageTokens ?? undefined)
+    const enforced = route === undefined ? null : enforcedOutcome(route, parsed, providerPromptTokens)
     let outcome: PlannedOutcome
-    if (this.spec.enforceContextWindow && modelInfo !== undefined && estimate.promptTokens > modelInfo.contextWindow) {
+    if (enforced !== null) {
+      outcome = enforced
+    } else if (this.spec.enforceContextWindow && modelInfo !== undefined && estimate.promptTokens > modelInfo.contextWindow) {
       outcome = {
         kind: 'reject',
         rejection: overflowRejection(this.spec.wire, modelInfo.contextWindow, estimate.promptTokens),
@@ -322,7 +352,7 @@ export class MockProvider {
         }
       }
     }
-    this.capture(parsed, raw, request, path, time, outcome)
+    this.capture(parsed, raw, request, path, time, outcome, providerPromptTokens)
     this.cache.complete(estimate, outcome.kind === 'reply')
     const ctx = (reply: PlannedReply): ChunkContext => ({
       id: `${this.spec.idPrefix}-${parsed.index}`,
@@ -342,6 +372,7 @@ export class MockProvider {
     path: string,
     time: number,
     outcome: PlannedOutcome,
+    providerPromptTokens: number,
   ): void {
     const c: CapturedWireRequest = {
       index: parsed.index,
@@ -355,6 +386,7 @@ export class MockProvider {
       messages: parsed.messages,
       body: raw,
       outcome: outcome.kind,
+      providerPromptTokens,
     }
     if (parsed.reasoningEffort !== undefined) c.reasoningEffort = parsed.reasoningEffort
     if (parsed.temperature !== undefined) c.temperature = parsed.temperature
@@ -363,6 +395,16 @@ export class MockProvider {
     if (parsed.tools !== undefined) c.tools = parsed.tools
     if (outcome.expectedCode !== undefined) c.expectedFailureCode = outcome.expectedCode
     this.captured.push(c)
+  }
+
+  /** The route's tokenizer, one instance per route (its per-message cache lives as long as the provider). */
+  private tokenizer(route: MockRoute): ProviderTokenizer {
+    let t = this.tokenizers.get(route.model)
+    if (t === undefined) {
+      t = createTokenizer(route.tokenizer)
+      this.tokenizers.set(route.model, t)
+    }
+    return t
   }
 
   private headers(parsed: ParsedRequest, sse: boolean): Record<string, string> {

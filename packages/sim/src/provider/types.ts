@@ -4,6 +4,7 @@
  * captures per request for the runner's report and `sim check --requests`.
  */
 import type { ContentBlock, JsonValue, TokenUsage, ToolSchema } from '@compaction-sim/core'
+import type { MockRoute } from './route.ts'
 
 /** The wire dialects the mock speaks (OpenAI chat completions, DeepSeek's variant, Anthropic messages). */
 export type MockWire = 'openai' | 'deepseek' | 'anthropic'
@@ -41,6 +42,8 @@ export interface ParsedRequest {
   model: string
   /** The model's metadata when the mock knows it. */
   modelInfo: MockModel | undefined
+  /** The provider-world route serving the request (issue #15), when the mock was given routes. */
+  route?: MockRoute | undefined
   /** Messages decoded to protocol blocks (tool messages become user messages with one tool-result block). */
   messages: DecodedMessage[]
   tools?: ToolSchema[]
@@ -126,6 +129,8 @@ export interface CapturedWireRequest {
   body: JsonValue
   /** The kind of the planned outcome. */
   outcome: PlannedOutcome['kind']
+  /** The prompt as the provider counted it (the route's tokenizer; the §9.2 heuristic without routes). */
+  providerPromptTokens?: number
   /** The canonical code (§1.2.2) a conforming adapter derives from this outcome, when it is a failure. */
   expectedFailureCode?: string
 }
