@@ -234,7 +234,8 @@ export function faultOutcome(
     }
   }
   const outcome = fault.delivery === 'thrown' || fault.delivery === 'before-headers' ? rejection() : midStream()
-  return { ...outcome, expectedCode: expectedCode(fault) }
+  // `expect.rejections` counts a rejection a declared fault injected as kind `fault`, whatever its code.
+  return { ...outcome, expectedCode: expectedCode(fault), ...(outcome.kind === 'reject' ? { rejectionKind: 'fault' as const } : {}) }
 }
 
 function expectedCode(fault: Extract<InjectedFault, { kind: 'failure' }>): string {

@@ -394,6 +394,7 @@ export class MockProvider {
     if (parsed.stop !== undefined) c.stop = parsed.stop
     if (parsed.tools !== undefined) c.tools = parsed.tools
     if (outcome.expectedCode !== undefined) c.expectedFailureCode = outcome.expectedCode
+    if (outcome.kind === 'reject' && outcome.rejectionKind !== undefined) c.rejectionKind = outcome.rejectionKind
     this.captured.push(c)
   }
 

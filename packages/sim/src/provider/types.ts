@@ -97,7 +97,17 @@ export type PlannedOutcome = (
 ) & {
   /** The canonical code (§1.2.2) a conforming adapter reports for this outcome; copied into the capture. */
   expectedCode?: string
+  /** Why a `reject` outcome rejects (`RejectionKind`); copied into the capture as `rejectionKind`. */
+  rejectionKind?: RejectionKind
 }
+
+/**
+ * Why the mock rejected a request (issue #15), for `expect.rejections`: the route's window (`window`, prompt or
+ * prompt + max_tokens), strict wire validation (`pairing`: tool call/result pairing and order, role
+ * alternation, orphan reasoning), image limits (`images`), `max_tokens` above the route's cap (`max-output`),
+ * or a declared fault (`fault`, `provider/faults.ts`).
+ */
+export type RejectionKind = 'window' | 'pairing' | 'images' | 'max-output' | 'fault'
 
 /** Decides the outcome of each chat request, in arrival order. Must be deterministic. */
 export interface ReplyPlan {
@@ -133,6 +143,11 @@ export interface CapturedWireRequest {
   providerPromptTokens?: number
   /** The canonical code (§1.2.2) a conforming adapter derives from this outcome, when it is a failure. */
   expectedFailureCode?: string
+  /**
+   * Why a `reject` outcome rejected (set by whoever planned it: `fault` for a declared fault, the enforcement
+   * rules for the others); absent for other outcomes, and for a rejection nobody classified.
+   */
+  rejectionKind?: RejectionKind
 }
 
 /** A request the mock refused before planning (bad JSON, unknown route …), for diagnosis. */

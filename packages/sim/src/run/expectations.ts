@@ -1,10 +1,16 @@
 /**
  * Evaluates a scenario's `expect` block (design §2) against the finished session: invariants (every §12
  * id, or a list), turn outcomes, counts (`CountBound`s), final pressure bounds, an ordered event pattern
- * (a subsequence; `data` matches partially and deeply) and the final surface size. Pure: it reads the
- * final log and the computed figures, never the files.
+ * (a subsequence; `data` matches partially and deeply, strings by `{ contains }` / `{ matches }` too; a pattern's
+ * `text` tests the event's text content; `absent` patterns must match no event), the final surface size, and the
+ * issue #15 matchers (`expectation-matchers.ts`). Pure: it reads the final log and the computed figures, never the files.
  */
-import { jsonEqual, type JsonValue, type LogEvent, type SessionEvent } from '@compaction-sim/core'
+import {
+  jsonEqual, type CapturedRequest, type Dialect, type JsonValue, type LogEvent, type SessionEvent,
+} from '@compaction-sim/core'
+import type { CapturedWireRequest } from '../provider/types.ts'
+import { describeMatcher, isDataMatcher, testDataMatcher, testString, textOf } from '../scenario/string-matcher.ts'
+import { evaluateMatcherExpectations } from './expectation-matchers.ts'
 import type { Violation } from '../checker/types.ts'
 import type { ExpectationResult, FinalPressure, ReportedOutcome, ScenarioCounts } from '../report/types.ts'
 import type { CountRange, ResolvedEventPattern, ResolvedExpect } from '../scenario/resolve.ts'
@@ -49,6 +55,14 @@ export interface ExpectationInputs {
   counts: ScenarioCounts
   finalPressure: FinalPressure
   finalSurfaceNodes: number
+  /** The dialect of the log (for the §12.0 windows of `perPreStep`). */
+  dialect: Dialect
+  /** The subject's warnings (`expect.warnings`). */
+  warnings: readonly string[]
+  /** What the mock provider captured (`expect.rejections`, `expect.requests`). */
+  wire: readonly CapturedWireRequest[]
+  /** The subject's request capture (§1.1; `perPreStep.summaryCalls`). */
+  requests: readonly CapturedRequest[]
 }
 
 /** One result per expectation item, in the order of the `expect` block. */
@@ -95,6 +109,8 @@ export function evaluateExpectations(inputs: ExpectationInputs): ExpectationResu
     const range = expect.finalSurfaceNodes
     results.push({ name: 'finalSurfaceNodes', passed: inRange(n, range), expected: rangeText(range), actual: String(n) })
   }
+  const { events, dialect, warnings, wire, requests } = inputs
+  results.push(...evaluateMatcherExpectations({ expect, events, dialect, warnings, wire, requests }))
   return results
 }
 
@@ -109,20 +125,31 @@ function rangeText(range: CountRange): string {
 
 /**
  * The event patterns as an ordered subsequence: each pattern matches the first event at or after the
- * previous match. One result per pattern; after the first miss the rest are reported as not reached.
+ * previous match. One result per pattern; after the first miss the rest are reported as not reached. An
+ * `absent` pattern stands outside the subsequence: it passes when no event of the whole log matches it.
  */
 export function matchEvents(patterns: readonly ResolvedEventPattern[], events: readonly LogEvent[]): ExpectationResult[] {
   const results: ExpectationResult[] = []
   let from = 0
   let missed = false
   patterns.forEach((pattern, i) => {
-    const expected = pattern.data === null ? pattern.type : `${pattern.type} ${JSON.stringify(pattern.data)}`
+    const described = pattern.data === null ? pattern.type : `${pattern.type} ${JSON.stringify(pattern.data)}`
+    const withText = pattern.text === null ? described : `${described} with text ${describeMatcher(pattern.text)}`
+    const expected = pattern.absent ? `no ${withText}` : withText
+    const { data, text } = pattern
+    const matches = (e: LogEvent): boolean => e.type === pattern.type && (data === null || partialMatch(data, e.data as JsonValue))
+      && (text === null || testString(text, textOf(e.data)))
+    if (pattern.absent) {
+      const seqs = events.filter(matches).map((e) => e.seq)
+      const shown = seqs.slice(0, 10).join(', ') + (seqs.length > 10 ? ` …and ${seqs.length - 10} more` : '')
+      const actual = seqs.length === 0 ? 'none in the log' : `${seqs.length === 1 ? 'seq' : 'seqs'} ${shown} ${seqs.length === 1 ? 'matches' : 'match'}`
+      results.push({ name: `events[${i}]`, passed: seqs.length === 0, expected, actual })
+      return
+    }
     if (missed) {
       results.push({ name: `events[${i}]`, passed: false, expected, actual: 'not reached (an earlier pattern did not match)' })
       return
     }
-    const data = pattern.data
-    const matches = (e: LogEvent): boolean => e.type === pattern.type && (data === null || partialMatch(data, e.data as JsonValue))
     const index = events.findIndex((e, k) => k >= from && matches(e))
     if (index < 0) {
       missed = true
@@ -136,9 +163,13 @@ export function matchEvents(patterns: readonly ResolvedEventPattern[], events: r
   return results
 }
 
-/** True when every key of `pattern` matches `value` (objects partially and recursively; arrays element-wise, same length). */
+/**
+ * True when every key of `pattern` matches `value` (objects partially and recursively; arrays element-wise, same
+ * length). A `{ contains }` / `{ matches }` object (`isDataMatcher`) matches a string that passes it, nothing else.
+ */
 export function partialMatch(pattern: JsonValue, value: JsonValue | undefined): boolean {
   if (value === undefined) return false
+  if (isDataMatcher(pattern)) return typeof value === 'string' && testDataMatcher(pattern, value)
   if (Array.isArray(pattern)) {
     return Array.isArray(value) && value.length === pattern.length && pattern.every((p, i) => partialMatch(p, value[i]))
   }

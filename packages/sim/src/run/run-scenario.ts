@@ -424,6 +424,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   const finalLog = EventLog.fromEvents(events, { dialect: logDialect })
   const expectations: ExpectationResult[] = evaluateExpectations({
     expect: scenario.expect, events, violations: check.violations, outcomes, counts, finalPressure,
+    dialect: logDialect, warnings: sessions.flatMap((s) => s.warnings), wire: world.provider.captured, requests,
     // D-02: an rc.8 surface has no system head; count it as the seed surface would hold it.
     finalSurfaceNodes: finalLog.state.surface.nodes.length + (logDialect !== 'seed' && transcript.systemPrompt !== '' ? 1 : 0),
   })

@@ -29,6 +29,8 @@ import {
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
 } from './types.ts'
 import { plural } from '../plural.ts'
+import { dataPatternAt, matcherAt, resolveMatcherExpect, type ResolvedMatcherExpect } from './resolve-matchers.ts'
+import type { ResolvedStringMatcher } from './string-matcher.ts'
 
 /** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
 export const FIXTURES_PREFIX = 'fixtures:'
@@ -130,10 +132,12 @@ export interface ResolvedTurnOutcome {
   readonly code: FailureCode | null
 }
 
-/** One event pattern; `data` null = any data. */
+/** One event pattern; `data` null = any data, `text` null = any text; `absent`: no event of the log may match. */
 export interface ResolvedEventPattern {
   readonly type: EventType
   readonly data: Readonly<JsonObject> | null
+  readonly text: ResolvedStringMatcher | null
+  readonly absent: boolean
 }
 
 /** Final pressure bounds; null = unbounded on that side. */
@@ -144,8 +148,8 @@ export interface ResolvedFinalPressure {
   readonly tokensMax: number | null
 }
 
-/** Expectations with their defaults; null/empty = not checked. */
-export interface ResolvedExpect {
+/** Expectations with their defaults; null/empty = not checked (the issue #15 matchers: `resolve-matchers.ts`). */
+export interface ResolvedExpect extends ResolvedMatcherExpect {
   readonly invariants: 'all' | readonly ScenarioInvariantId[]
   readonly outcome: readonly ResolvedTurnOutcome[] | null
   readonly counts: Readonly<Record<CountName, CountRange | null>>
@@ -641,7 +645,13 @@ function resolveExpect(
       const where = typeof pattern === 'string' ? `/expect/events/${i}` : `/expect/events/${i}/type`
       issues.push(semantic(where, `names ${type}, which the ${dialect} dialect never writes (§14)`))
     }
-    return { type, data: typeof pattern === 'string' || pattern.data === undefined ? null : pattern.data as JsonObject }
+    if (typeof pattern === 'string') return { type, data: null, text: null, absent: false }
+    return {
+      type,
+      data: dataPatternAt(pattern.data, `/expect/events/${i}/data`, issues),
+      text: pattern.text === undefined ? null : matcherAt(pattern.text, `/expect/events/${i}/text`, issues),
+      absent: pattern.absent === true,
+    }
   })
   return {
     invariants: expect.invariants ?? 'all',
@@ -650,6 +660,7 @@ function resolveExpect(
     finalPressure: resolveFinalPressure(expect.finalPressure, provider, issues),
     events,
     finalSurfaceNodes: countRange(expect.finalSurfaceNodes, '/expect/finalSurfaceNodes', issues),
+    ...resolveMatcherExpect(expect, dialect, issues),
   }
 }
 

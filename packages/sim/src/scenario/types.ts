@@ -245,8 +245,71 @@ export interface FinalPressureExpectation {
   tokensMax?: number
 }
 
-/** `#/definitions/EventPattern`: a type, or a type with a partial `data` match. */
-export type EventPattern = ScenarioEventType | { type: ScenarioEventType; data?: Record<string, unknown> }
+/**
+ * `#/definitions/StringMatcher`: a substring (`contains`) or a regular expression written `/source/flags`
+ * (`matches`, flags `i`, `m`, `s`, `u`); exactly one of the two.
+ */
+export type StringMatcher = { contains: string; matches?: never } | { matches: string; contains?: never }
+
+/**
+ * `#/definitions/EventPattern`: a type, or a type with a partial `data` match and a test of the event's text;
+ * `absent: true` = no event of the log matches.
+ */
+export type EventPattern = ScenarioEventType | {
+  type: ScenarioEventType
+  data?: Record<string, unknown>
+  text?: StringMatcher
+  absent?: true
+}
+
+/** The names of `#/definitions/PreStepCounts`, in schema order. */
+export const PRE_STEP_COUNT_NAMES = ['brackets', 'failedBrackets', 'prunes', 'summaryCalls', 'summaryErrors'] as const
+
+/** One countable thing of `expect.perPreStep`. */
+export type PreStepCountName = (typeof PRE_STEP_COUNT_NAMES)[number]
+
+/** `#/definitions/PreStepCounts`: bounds every pre-step window (§12.0) must meet. */
+export type PreStepCountsExpectation = { [K in PreStepCountName]?: CountBound }
+
+/** `#/definitions/NodePattern`: a description of one event (type, text test, partial data). */
+export interface NodePattern {
+  type?: ScenarioEventType
+  text?: StringMatcher
+  data?: Record<string, unknown>
+}
+
+/** `#/definitions/SummarizedRegion`: the region of one successful bracket (`bracket`: 1-based, or `any`). */
+export interface SummarizedRegionExpectation {
+  bracket?: number | 'any'
+  shadowedSeqs?: number[]
+  nodes?: CountBound
+  first?: NodePattern
+  last?: NodePattern
+}
+
+/** `#/definitions/WarningPattern`: a string test of a warning; `absent: true` = no warning matches. */
+export type WarningPattern = StringMatcher & { absent?: true }
+
+/** The kinds of `#/definitions/Rejections`, in schema order (`total` counts every rejection). */
+export const REJECTION_COUNT_NAMES = ['window', 'pairing', 'images', 'maxOutput', 'fault', 'unclassified', 'total'] as const
+
+/** One key of `expect.rejections`. */
+export type RejectionCountName = (typeof REJECTION_COUNT_NAMES)[number]
+
+/** `#/definitions/Rejections`. */
+export type RejectionsExpectation = { [K in RejectionCountName]?: CountBound }
+
+/** `#/definitions/RequestPattern`: a test over the requests of one purpose; some, `every` or (`absent`) none pass. */
+export interface RequestPattern {
+  purpose?: 'conversation' | 'compaction' | 'session-title'
+  every?: true
+  absent?: true
+  message?: number
+  role?: 'system' | 'user' | 'assistant'
+  equals?: 'first' | 'previous'
+  contains?: string
+  matches?: string
+}
 
 /** `#/definitions/Expect`. */
 export interface ExpectConfig {
@@ -256,6 +319,11 @@ export interface ExpectConfig {
   finalPressure?: FinalPressureExpectation
   events?: EventPattern[]
   finalSurfaceNodes?: CountBound
+  perPreStep?: PreStepCountsExpectation
+  summarized?: SummarizedRegionExpectation[]
+  warnings?: WarningPattern[]
+  rejections?: RejectionsExpectation
+  requests?: RequestPattern[]
 }
 
 /** The root of the schema: one scenario document as written. */

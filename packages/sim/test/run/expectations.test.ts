@@ -20,17 +20,17 @@ const events = [
 describe('matchEvents', () => {
   it('matches an ordered subsequence with partial deep data', () => {
     const results = matchEvents([
-      { type: 'turn/start', data: null },
-      { type: 'turn/end', data: { reason: { kind: 'error', error: { code: 'SERVER' } } } },
+      { type: 'turn/start', data: null, text: null, absent: false },
+      { type: 'turn/end', data: { reason: { kind: 'error', error: { code: 'SERVER' } } }, text: null, absent: false },
     ], events)
     expect(results.map((r) => [r.passed, r.actual])).toEqual([[true, 'seq 0'], [true, 'seq 2']])
   })
 
   it('fails out of order or on a different value, and reports later patterns as not reached', () => {
     const results = matchEvents([
-      { type: 'turn/end', data: null },
-      { type: 'compaction/start', data: null },
-      { type: 'turn/end', data: null },
+      { type: 'turn/end', data: null, text: null, absent: false },
+      { type: 'compaction/start', data: null, text: null, absent: false },
+      { type: 'turn/end', data: null, text: null, absent: false },
     ], events)
     expect(results.map((r) => r.passed)).toEqual([true, false, false])
     expect(results[2]?.actual).toBe('not reached (an earlier pattern did not match)')

@@ -12,7 +12,8 @@ import type {
   CompactNowAction, CompactRegionAction, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
   FaultDelivery, FaultKind, FaultParams, FaultWhen, FinalPressureExpectation, GenerateConfig, GeneratedTranscriptConfig,
   InlineImageBlock, InlineReasoningBlock, InlineReply, InlineReplyBlock, InlineReplyObject, InlineResultBlock, InlineStep, InlineTextBlock,
-  InlineTokenUsage, InlineTool, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
+  InlineTokenUsage, InlineTool, NodePattern, PreStepCountsExpectation, RejectionsExpectation, RequestPattern, StringMatcher,
+  SummarizedRegionExpectation, WarningPattern, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
   PrunerConfig, RecordedTranscriptConfig, Scenario,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
@@ -79,9 +80,21 @@ const counts: CountsExpectation = {
 const finalPressure: FinalPressureExpectation = { ratioMin: 0, ratioMax: 0.8, tokensMin: 0, tokensMax: 1000 }
 const outcomeObject: Exclude<TurnOutcome, string> = { kind: 'error', code: 'CONTEXT_WINDOW_EXCEEDED' }
 const patternObject: Exclude<EventPattern, string> = { type: 'compaction/end', data: { error: 'x' } }
+const contains: StringMatcher = { contains: 'fix the bug' }
+const matches: StringMatcher = { matches: '/fix(ed)? the bug/i' }
+const textPattern: Exclude<EventPattern, string> = { type: 'user/message', text: contains, data: { content: [{ text: matches }] }, absent: true }
+const preStep: PreStepCountsExpectation = { brackets: { max: 1 }, failedBrackets: 0, prunes: { max: 2 }, summaryCalls: { max: 1 }, summaryErrors: 0 }
+const node: NodePattern = { type: 'user/message', text: contains, data: { role: 'user' } }
+const region: SummarizedRegionExpectation = { bracket: 'any', shadowedSeqs: [3, 4], nodes: { min: 2 }, first: node, last: { type: 'tool/result' } }
+const warning: WarningPattern = { matches: '/budget/i', absent: true }
+const rejections: RejectionsExpectation = { window: 1, pairing: { min: 1 }, images: 0, maxOutput: 0, fault: 0, unclassified: 0, total: { max: 3 } }
+const requestPattern: RequestPattern = {
+  purpose: 'conversation', every: true, message: 0, role: 'system', equals: 'first', contains: 'You are', matches: '/^You/',
+}
 const expectation: ExpectConfig = {
   invariants: ['INV-01', 'INV-45'], outcome: ['completed', outcomeObject], counts, finalPressure,
-  events: ['compaction/start', patternObject], finalSurfaceNodes: { min: 2 },
+  events: ['compaction/start', patternObject, textPattern], finalSurfaceNodes: { min: 2 }, perPreStep: preStep, summarized: [region],
+  warnings: [warning, contains], rejections, requests: [requestPattern, { purpose: 'compaction', absent: true }],
 }
 const recorded: RecordedTranscriptConfig = { recorded: 'fixtures:recorded/x.jsonl', dialect: 'dsh-0.1.0-rc.8' }
 const generated: GeneratedTranscriptConfig = { generate }
@@ -136,7 +149,14 @@ const examples: Record<string, readonly unknown[]> = {
   CountBound: [0, 7, countRange, { min: 1 }, { max: 1 }] satisfies CountBound[],
   FinalPressure: [finalPressure, { tokensMax: 1 }] satisfies FinalPressureExpectation[],
   EventType: ['turn/start', 'image/offload'] satisfies ScenarioEventType[],
-  EventPattern: ['llm/retry', patternObject, { type: 'turn/end' }] satisfies EventPattern[],
+  EventPattern: ['llm/retry', patternObject, { type: 'turn/end' }, textPattern] satisfies EventPattern[],
+  StringMatcher: [contains, matches] satisfies StringMatcher[],
+  PreStepCounts: [preStep, { summaryCalls: 1 }] satisfies PreStepCountsExpectation[],
+  SummarizedRegion: [region, { shadowedSeqs: [1] }, { bracket: 2, first: node }] satisfies SummarizedRegionExpectation[],
+  NodePattern: [node, { text: matches }] satisfies NodePattern[],
+  WarningPattern: [warning, contains] satisfies WarningPattern[],
+  Rejections: [rejections, { window: 0 }] satisfies RejectionsExpectation[],
+  RequestPattern: [requestPattern, {}, { purpose: 'compaction', contains: 'summarize' }] satisfies RequestPattern[],
 }
 
 /** Object definitions (or the object branch of a union) → the keys of their TypeScript type. */
@@ -198,6 +218,7 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   }) },
   Expect: { pointer: 'Expect', keys: keysOf<ExpectConfig>({
     invariants: true, outcome: true, counts: true, finalPressure: true, events: true, finalSurfaceNodes: true,
+    perPreStep: true, summarized: true, warnings: true, rejections: true, requests: true,
   }) },
   TurnOutcome: { pointer: 'TurnOutcome/else', keys: keysOf<Exclude<TurnOutcome, string>>({ kind: true, code: true }) },
   Counts: { pointer: 'Counts', keys: keysOf<CountsExpectation>({
@@ -205,7 +226,22 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   }) },
   CountBound: { pointer: 'CountBound', keys: keysOf<Exclude<CountBound, number>>({ min: true, max: true }) },
   FinalPressure: { pointer: 'FinalPressure', keys: keysOf<FinalPressureExpectation>({ ratioMin: true, ratioMax: true, tokensMin: true, tokensMax: true }) },
-  EventPattern: { pointer: 'EventPattern/else', keys: keysOf<Exclude<EventPattern, string>>({ type: true, data: true }) },
+  EventPattern: { pointer: 'EventPattern/else', keys: keysOf<Exclude<EventPattern, string>>({ type: true, data: true, text: true, absent: true }) },
+  StringMatcher: { pointer: 'StringMatcher', keys: ['contains', 'matches'] },
+  PreStepCounts: { pointer: 'PreStepCounts', keys: keysOf<PreStepCountsExpectation>({
+    brackets: true, failedBrackets: true, prunes: true, summaryCalls: true, summaryErrors: true,
+  }) },
+  SummarizedRegion: { pointer: 'SummarizedRegion', keys: keysOf<SummarizedRegionExpectation>({
+    bracket: true, shadowedSeqs: true, nodes: true, first: true, last: true,
+  }) },
+  NodePattern: { pointer: 'NodePattern', keys: keysOf<NodePattern>({ type: true, text: true, data: true }) },
+  WarningPattern: { pointer: 'WarningPattern', keys: ['absent', 'contains', 'matches'] },
+  Rejections: { pointer: 'Rejections', keys: keysOf<RejectionsExpectation>({
+    window: true, pairing: true, images: true, maxOutput: true, fault: true, unclassified: true, total: true,
+  }) },
+  RequestPattern: { pointer: 'RequestPattern', keys: keysOf<RequestPattern>({
+    purpose: true, every: true, absent: true, message: true, role: true, equals: true, contains: true, matches: true,
+  }) },
 }
 
 /** Literal unions declared only in TypeScript → the enum they must equal (pointer below #/definitions). */
@@ -225,6 +261,11 @@ const unions: Array<{ pointer: string; members: string[] }> = [
     completed: true, blocked: true, 'max-tokens': true, aborted: true, error: true, interrupted: true,
   }) },
   { pointer: 'FaultParams/properties/delivery', members: membersOf<FaultDelivery>({ 'before-headers': true, 'after-headers': true, 'after-chunks': true }) },
+  { pointer: 'RequestPattern/properties/purpose', members: membersOf<NonNullable<RequestPattern['purpose']>>({
+    conversation: true, compaction: true, 'session-title': true,
+  }) },
+  { pointer: 'RequestPattern/properties/role', members: membersOf<NonNullable<RequestPattern['role']>>({ system: true, user: true, assistant: true }) },
+  { pointer: 'RequestPattern/properties/equals', members: membersOf<NonNullable<RequestPattern['equals']>>({ first: true, previous: true }) },
   { pointer: 'FaultWhen/properties/purpose', members: membersOf<NonNullable<FaultWhen['purpose']>>({ conversation: true, compaction: true }) },
 ]
 
