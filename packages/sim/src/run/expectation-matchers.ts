@@ -46,7 +46,7 @@ export function evaluateMatcherExpectations(inputs: MatcherInputs): ExpectationR
     const expected = `${w.absent ? 'no warning' : 'a warning'} that ${describeMatcher(w.matcher)}`
     const shown = (k: number): string => `warning ${k + 1}: ${quote(inputs.warnings[k] ?? '')}`
     const actual = w.absent
-      ? hits.length === 0 ? `none of ${plural(inputs.warnings.length, 'warning')} matches` : listed(hits.map(shown))
+      ? hits.length === 0 ? inputs.warnings.length === 0 ? 'no warnings' : `none of ${plural(inputs.warnings.length, 'warning')} matches` : listed(hits.map(shown))
       : hits.length > 0 ? shown(hits[0] ?? 0) : inputs.warnings.length === 0 ? 'no warnings' : `none of ${plural(inputs.warnings.length, 'warning')} matches: ${listed(inputs.warnings.map((_, k) => shown(k)))}`
     results.push({ name: `warnings[${i}]`, passed: w.absent ? hits.length === 0 : hits.length > 0, expected, actual })
   })
@@ -172,7 +172,7 @@ function nodeText(p: ResolvedNodePattern): string {
 function regionText(item: ResolvedSummarizedRegion): string {
   const parts: string[] = []
   if (item.shadowedSeqs !== null) parts.push(`shadowedSeqs [${item.shadowedSeqs.join(', ')}]`)
-  if (item.nodes !== null) parts.push(`${rangeText(item.nodes)} nodes`)
+  if (item.nodes !== null) parts.push(`nodes ${rangeText(item.nodes)}`)
   if (item.first !== null) parts.push(`first: ${nodeText(item.first)}`)
   if (item.last !== null) parts.push(`last: ${nodeText(item.last)}`)
   return parts.join(', ')
@@ -245,7 +245,7 @@ function rejectionResults(bounds: Readonly<Record<RejectionCountName, MatcherCou
     const others = rejected.filter((c) => !hits.includes(c)).map((c) => `#${c.index} ${rejectionKey(c.rejectionKind)}`)
     const actual = `${hits.length}${which.length === 0 ? '' : ` (requests ${listed(which)})`}`
       + (inRange(hits.length, range) || others.length === 0 ? '' : `; other rejections: ${listed(others)}`)
-    return [{ name: `rejections.${name}`, passed: inRange(hits.length, range), expected: `${rangeText(range)} ${name === 'total' ? 'rejections' : `${name} rejections`}`, actual }]
+    return [{ name: `rejections.${name}`, passed: inRange(hits.length, range), expected: rangeText(range), actual }]
   })
 }
 
@@ -317,9 +317,10 @@ function requestResult(p: ResolvedRequestPattern, i: number, wire: readonly Capt
         ? { name, passed: true, expected, actual: `all ${of} pass` }
         : { name, passed: false, expected, actual: `${failing.length} of ${of} fail: ${listed(failing)}` }
     case 'none':
-      return passing.length === 0
-        ? { name, passed: true, expected, actual: `none of ${of} passes` }
-        : { name, passed: false, expected, actual: `${passing.length} of ${of} pass: ${listed(passing)}` }
+      if (passing.length === 0) {
+        return { name, passed: true, expected, actual: selected.length === 0 ? `no ${of.replace(/^0 /, '')}` : `none of ${of} passes` }
+      }
+      return { name, passed: false, expected, actual: `${passing.length} of ${of} ${passing.length === 1 ? 'passes' : 'pass'}: ${listed(passing)}` }
     default:
       return assertNever(p.quantifier, 'request quantifier')
   }
