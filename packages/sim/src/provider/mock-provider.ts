@@ -335,6 +335,7 @@ export class MockProvider {
         kind: 'reject',
         rejection: overflowRejection(this.spec.wire, modelInfo.contextWindow, estimate.promptTokens),
         expectedCode: 'CONTEXT_WINDOW_EXCEEDED',
+        rejectionKind: 'window',
       }
     } else {
       try {

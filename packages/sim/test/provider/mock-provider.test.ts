@@ -164,6 +164,7 @@ describe('MockProvider outcomes', () => {
     expect(failure).toMatchObject({ code: 'CONTEXT_WINDOW_EXCEEDED', status: 400 })
     expect(failure.message).toMatch(/^This model's maximum context length is 4000 tokens\. However, your messages resulted in \d+ tokens/)
     expect(p.captured[0]?.expectedFailureCode).toBe('CONTEXT_WINDOW_EXCEEDED')
+    expect(p.captured[0]?.rejectionKind).toBe('window')
   })
 
   it('answers a plan error with 500 mock_internal_error and keeps the error for the report', async () => {

@@ -8,9 +8,10 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { faultOutcome, parseFaultParams } from '../../src/provider/faults.ts'
 import { evaluateMatcherExpectations, rejectionKey } from '../../src/run/expectation-matchers.ts'
 import { runScenario } from '../../src/run/run-scenario.ts'
-import type { CapturedWireRequest, RejectionKind } from '../../src/provider/types.ts'
+import type { CapturedWireRequest, ParsedRequest, RejectionKind } from '../../src/provider/types.ts'
 import type { ExpectationResult } from '../../src/report/types.ts'
 import { resolveScenario } from '../../src/scenario/resolve.ts'
 import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
@@ -385,5 +386,21 @@ describe('rejections by kind (synthetic captures)', () => {
       ]
     `)
     expect([rejectionKey(undefined), rejectionKey('max-output'), rejectionKey('fault')]).toEqual(['unclassified', 'maxOutput', 'fault'])
+  })
+})
+
+describe('rejectionKind of fault-injected outcomes', () => {
+  const request: ParsedRequest = {
+    index: 0, wire: 'openai', purpose: 'conversation', model: 'm', modelInfo: undefined, messages: [], stream: true, includeUsage: true,
+  }
+  it('a rejection a fault injects is kind fault; a reset, a mid-stream cut or a reply variant carries no kind', () => {
+    const kinds = [
+      { code: 'SERVER' }, { code: 'CONTEXT_WINDOW_EXCEEDED' }, { code: 'RATE_LIMIT' }, { code: 'TRANSPORT' },
+      { code: 'SERVER', delivery: 'in-band' }, { reply: 'empty' },
+    ].map((params) => {
+      const outcome = faultOutcome(parseFaultParams(params), request, undefined, 10)
+      return [outcome.kind, outcome.rejectionKind ?? null]
+    })
+    expect(kinds).toEqual([['reject', 'fault'], ['reject', 'fault'], ['reject', 'fault'], ['reset', null], ['interrupt', null], ['reply', null]])
   })
 })
