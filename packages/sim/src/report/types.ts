@@ -23,7 +23,10 @@ export interface ReportedViolation {
 
 /** One evaluated `expect` item of the scenario. `expected`/`actual` are short human strings. */
 export interface ExpectationResult {
-  /** Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, … */
+  /**
+   * Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`,
+   * `perPreStep.brackets`, `summarized[0]`, `warnings[0]`, `rejections.window`, `requests[0]`, `durable`, …
+   */
   name: string
   passed: boolean
   expected: string
