@@ -16,7 +16,7 @@ import type {
 import { describeMatcher, testString, textOf } from '../scenario/string-matcher.ts'
 import { PRE_STEP_COUNT_NAMES, REJECTION_COUNT_NAMES, type PreStepCountName, type RejectionCountName } from '../scenario/types.ts'
 import { plural } from '../plural.ts'
-import { partialMatch } from './expectations.ts'
+import { inRange, partialMatch, rangeText } from './expectations.ts'
 
 /** What the matcher expectations read besides the log. */
 export interface MatcherInputs {
@@ -53,15 +53,6 @@ export function evaluateMatcherExpectations(inputs: MatcherInputs): ExpectationR
   if (expect.rejections !== null) results.push(...rejectionResults(expect.rejections, inputs.wire))
   expect.requests.forEach((pattern, i) => results.push(requestResult(pattern, i, inputs.wire)))
   return results
-}
-
-function inRange(n: number, range: MatcherCountRange): boolean {
-  return n >= range.min && (range.max === null || n <= range.max)
-}
-
-function rangeText(range: MatcherCountRange): string {
-  if (range.max === range.min) return String(range.min)
-  return range.max === null ? `≥ ${range.min}` : `${range.min}…${range.max}`
 }
 
 function quote(text: string): string {

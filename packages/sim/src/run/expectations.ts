@@ -114,11 +114,13 @@ export function evaluateExpectations(inputs: ExpectationInputs): ExpectationResu
   return results
 }
 
-function inRange(n: number, range: CountRange): boolean {
+/** True when `n` lies in the inclusive range. */
+export function inRange(n: number, range: CountRange): boolean {
   return n >= range.min && (range.max === null || n <= range.max)
 }
 
-function rangeText(range: CountRange): string {
+/** A range as reports show it: `3`, `≥ 1`, `0…2`. */
+export function rangeText(range: CountRange): string {
   if (range.max === range.min) return String(range.min)
   return range.max === null ? `≥ ${range.min}` : `${range.min}…${range.max}`
 }
