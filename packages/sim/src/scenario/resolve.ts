@@ -29,6 +29,8 @@ import {
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
 } from './types.ts'
 import { plural } from '../plural.ts'
+import type { SummarizerSpec } from '../provider/summarizers.ts'
+import { checkScriptCoverage, resolveSummarizer } from './resolve-summarizer.ts'
 
 /** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
 export const FIXTURES_PREFIX = 'fixtures:'
@@ -56,6 +58,8 @@ export interface ResolvedProvider {
   readonly imageTokens: number | null
   /** The prompt-cache contract of the mock's usage reports (issue #9); the plain §9.3 model by default. */
   readonly cache: CacheContractSpec
+  /** What the route answers to compaction requests (issue #15); `builtin` by default. Routes move it per summary route. */
+  readonly summarizer: SummarizerSpec
 }
 
 /** Where the transcript comes from, fully resolved. */
@@ -193,6 +197,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     contextWindow: doc.provider.contextWindow ?? null,
     imageTokens: doc.provider.imageTokens ?? null,
     cache: resolveProviderCache(doc.provider.cache, issues),
+    summarizer: resolveSummarizer(doc.provider.summarizer, '/provider/summarizer', issues),
   }
   const policyConfig = doc.policy ?? {}
   const policy = resolvePolicy(policyConfig, issues)
@@ -202,6 +207,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   const turnCount = transcript?.kind === 'generate' ? transcript.turns : turnSteps?.length ?? null
   const faults = (doc.faults ?? []).map((fault, i) => resolveFault(fault, i, dialect, issues))
   checkUniqueFaultIds(faults, issues)
+  checkScriptCoverage(provider.summarizer, faults, '/provider/summarizer', issues)
   const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {
