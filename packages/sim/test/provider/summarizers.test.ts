@@ -37,7 +37,7 @@ const regionB: DecodedMessage[] = [
 ]
 
 const texts = (reply: PlannedReply, type: string): string[] =>
-  reply.blocks.filter((b) => b.type === type).map((b) => String(b['text']))
+  reply.blocks.filter((b) => b.type === type).map((b) => String((b as { text?: unknown }).text))
 
 describe('summarizers', () => {
   it('builtin answers the deterministic summary; summaryOutcome wraps it in a reply outcome', () => {

@@ -161,4 +161,16 @@ describe('summarizers in a run', () => {
     expect(summaries(mixed.events).length).toBe(1) // the mixed variant's text, not the summarizer's tool call
     expect(mixed.report.faults).toEqual([{ id: 'fault-1', kind: 'FAULT-26', fired: 1 }])
   })
+
+  it('script attempts are not restarted by a crash restore: the resumed session continues at attempt 2', async () => {
+    const { report, events } = await run('script-crash', {
+      summarizer: "{ script: [{ reasoning: 'nothing yet' }, { text: 'SECOND: after the restore.' }] }",
+      faults: 'faults:\n- kind: FAULT-55\n  when: { occurrence: 1 }\n',
+    })
+    expect(report.violations).toEqual([])
+    expect(report.counts?.crashes).toBe(1)
+    // The child's bracket used attempt 1 (no text) and crashed after its end; the resumed world counted it.
+    expect(failureCodes(events)).toEqual(['UNKNOWN'])
+    expect(summaries(events)[0]).toBe('SECOND: after the restore.')
+  })
 })
