@@ -13,7 +13,8 @@
 import type { CapturedRequest } from '@compaction-sim/core'
 import { summaryReply, type SummarizerSpec } from '../provider/summarizers.ts'
 import { createTokenizer, type ProviderTokenizer } from '../provider/tokenizers.ts'
-import type { ParsedRequest, PlannedReply } from '../provider/types.ts'
+import type { FaultInjectingPlan } from '../provider/faults.ts'
+import type { ParsedRequest, PlannedReply, ReplyPlan } from '../provider/types.ts'
 
 /** The summarizer and tokenizer that answer `request` (module doc); `fallback` is the scenario provider's summarizer. */
 export function summarizerFor(
@@ -67,4 +68,20 @@ export class SummaryService {
 
 function routeKey(request: ParsedRequest): string {
   return request.route?.model ?? request.model
+}
+
+/**
+ * `faulted` as a plan that also counts a compaction request a fault answered (the base plan, which counts
+ * the requests it serves itself, was not consumed): the attempt happened all the same (module doc).
+ */
+export function countingFaultedSummaries(faulted: FaultInjectingPlan, summaries: SummaryService): ReplyPlan {
+  return {
+    peek: (request) => faulted.peek(request),
+    next: (request) => {
+      const before = faulted.fired.length
+      const outcome = faulted.next(request)
+      if (faulted.fired.length > before && request.purpose === 'compaction') summaries.count(request)
+      return outcome
+    },
+  }
 }
