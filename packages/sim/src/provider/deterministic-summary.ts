@@ -52,7 +52,8 @@ const PATH_RE = /(?:^|[\s"'`(=:[])((?:\.{0,2}\/)?(?:[\w@.-]+\/)+[\w@.-]+\.[A-Za-
 const ERROR_RE = /\b(error|exception|failed|failure|traceback|cannot|not found)\b/i
 const MERGED_SECTIONS: ReadonlySet<number> = new Set([0, 1, 2, 3, 7])
 
-function framedPrice(summary: string): number {
+/** `P_fixed` of `summary` framed as the checkpoint §8.5 frames it (one text block between preamble and close tag). */
+export function framedPrice(summary: string): number {
   return (
     blocksPrice([
       { type: 'text', text: `${CHECKPOINT_PREAMBLE}\n\n${CHECKPOINT_OPEN_TAG}` },
@@ -62,7 +63,8 @@ function framedPrice(summary: string): number {
   )
 }
 
-function regionPrice(region: readonly DecodedMessage[]): number {
+/** `P_fixed` of a region (§2.2, §7.5): Σ block prices + the role overhead per message. */
+export function regionPrice(region: readonly DecodedMessage[]): number {
   let sum = 0
   for (const m of region) sum += blocksPrice(m.content) + ROLE_OVERHEAD
   return sum

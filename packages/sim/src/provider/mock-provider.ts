@@ -361,7 +361,7 @@ export class MockProvider {
       model: parsed.model,
       includeUsage: parsed.includeUsage,
       usage: reply.usage ?? estimatedUsage(estimate, reply.blocks),
-      deltaChars: this.spec.deltaChars,
+      deltaChars: reply.deltaChars ?? this.spec.deltaChars,
     })
     return this.render(outcome, parsed, request, ctx)
   }

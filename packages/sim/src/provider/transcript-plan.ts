@@ -17,6 +17,11 @@ export interface TranscriptReplies {
 export interface TranscriptPlanOptions {
   /** Options of the deterministic summarizer. */
   summary?: SummaryOptions
+  /**
+   * The scenario's summary routes (issue #15, `run/summaries.ts`): when given, compaction requests get their
+   * route's summarizer at its attempt number instead of the deterministic summary, and each one served counts.
+   */
+  summaries?: { reply(request: ParsedRequest): PlannedReply; count(request: ParsedRequest): void }
 }
 
 /** Thrown when the subject asks for more conversation replies than the transcript has (a scenario bug). */
@@ -46,6 +51,7 @@ function titleOf(request: ParsedRequest): string {
 export class TranscriptReplyPlan implements ReplyPlan {
   private readonly replies: PlannedReply[]
   private readonly summary: SummaryOptions
+  private readonly summaries: TranscriptPlanOptions['summaries']
   private position = 0
 
   constructor(transcript: TranscriptReplies, options: TranscriptPlanOptions = {}) {
@@ -55,6 +61,7 @@ export class TranscriptReplyPlan implements ReplyPlan {
       ),
     )
     this.summary = options.summary ?? {}
+    this.summaries = options.summaries
   }
 
   /** Conversation replies not yet served. */
@@ -66,7 +73,7 @@ export class TranscriptReplyPlan implements ReplyPlan {
   peek(request: ParsedRequest): PlannedReply {
     switch (request.purpose) {
       case 'compaction':
-        return { blocks: [{ type: 'text', text: deterministicSummary(request, this.summary) }] }
+        return this.summaries?.reply(request) ?? { blocks: [{ type: 'text', text: deterministicSummary(request, this.summary) }] }
       case 'session-title':
         return { blocks: [{ type: 'text', text: titleOf(request) }] }
       case 'conversation': {
@@ -86,6 +93,7 @@ export class TranscriptReplyPlan implements ReplyPlan {
   next(request: ParsedRequest): PlannedOutcome {
     const reply = this.peek(request)
     if (request.purpose === 'conversation') this.position++
+    if (request.purpose === 'compaction') this.summaries?.count(request)
     return { kind: 'reply', reply }
   }
 }

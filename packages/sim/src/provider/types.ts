@@ -64,6 +64,10 @@ export interface PlannedReply {
   blocks: ContentBlock[]
   usage?: TokenUsage
   finish?: PlannedFinish
+  /** Largest SSE delta piece of this reply in UTF-16 units (≥ 2; a summarizer's `chunks`). Default: the mock's `deltaChars`. */
+  deltaChars?: number
+  /** Virtual milliseconds the provider spends before the first byte (a summarizer's latency; the world advances its clock). */
+  latencyMs?: number
 }
 
 /** An HTTP rejection: status, JSON body and extra headers (e.g. `retry-after-ms`). */

@@ -386,6 +386,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
       const last = acked.at(-1)
       childRequests.push(...await harness.readChildCapture(capturePath, result.killed && last !== undefined ? last.seq + 1 : null))
       await rm(capturePath, { force: true })
+      world.countEarlierRequests(childRequests) // summary attempts continue after the restore (issue #15)
       if (result.killed && last !== undefined) crashes.push({ afterSeq: last.seq })
       sessions.push(await subject.runSession({ ...session, resume: true }))
     } else {

@@ -8,7 +8,7 @@
  * (FAULT-09) and storage faults on the engine's bracket appends (FAULT-60…63; a FAULT-60/61 orphan is the live
  * lock FAULT-11 needs). A fault no scenario can express is refused with a `ScenarioError`.
  */
-import type { EventDraft, FaultSpec, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
+import type { CapturedRequest, EventDraft, FaultSpec, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
 import { FaultInjectingPlan } from '../provider/faults.ts'
@@ -18,6 +18,7 @@ import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
 import type { ResolvedFault, ResolvedScenario } from '../scenario/resolve.ts'
 import type { FaultKind } from '../scenario/types.ts'
 import type { SubjectHooks, TurnControl } from '../subjects/types.ts'
+import { SummaryService } from './summaries.ts'
 
 /** The model id a FAULT-44 route switch moves to (`<model>-switched`). */
 export const SWITCHED_MODEL_SUFFIX = '-switched'
@@ -40,14 +41,17 @@ export class TurnRepliesExhaustedError extends Error {
 /**
  * Serves the transcript's replies turn-aligned: `startTurn(t)` points at turn t's first step, so a turn
  * that ended early (an error, an abort) never shifts the replies of the next one, and a restored session
- * continues at the right reply. Compaction requests get the deterministic summary.
+ * continues at the right reply. Compaction requests get the summary route's summarizer (`summaries`, issue
+ * #15; without it the deterministic summary), other non-conversation requests the deterministic summary.
  */
 export class TurnReplyPlan implements ReplyPlan {
   private readonly turns: ReadonlyArray<readonly PlannedReply[]>
+  private readonly summaries: SummaryService | undefined
   private turn = 0
   private step = 0
 
-  constructor(transcript: Transcript) {
+  constructor(transcript: Transcript, summaries?: SummaryService) {
+    this.summaries = summaries
     this.turns = transcript.turns.map((t) => t.steps.map((s) => (s.reply.usage === undefined
       ? { blocks: s.reply.blocks }
       : { blocks: s.reply.blocks, usage: s.reply.usage })))
@@ -61,6 +65,7 @@ export class TurnReplyPlan implements ReplyPlan {
 
   /** The reply `next` would serve. Throws `TurnRepliesExhaustedError` past the turn's last step. */
   peek(request: ParsedRequest): PlannedReply {
+    if (request.purpose === 'compaction' && this.summaries !== undefined) return this.summaries.reply(request)
     if (request.purpose !== 'conversation') return { blocks: [{ type: 'text', text: deterministicSummary(request) }] }
     const reply = this.turns[this.turn - 1]?.[this.step]
     if (reply === undefined) {
@@ -74,6 +79,7 @@ export class TurnReplyPlan implements ReplyPlan {
   next(request: ParsedRequest): PlannedOutcome {
     const reply = this.peek(request)
     if (request.purpose === 'conversation') this.step++
+    if (request.purpose === 'compaction') this.summaries?.count(request)
     return { kind: 'reply', reply }
   }
 }
@@ -210,6 +216,12 @@ export interface World {
 
   /** How often each fault fired, by fault id. */
   fired(): Map<string, number>
+
+  /**
+   * Counts the requests an earlier process of this scenario sent (the crash child's capture), before the
+   * resumed session runs, so summary attempts continue instead of restarting (`run/summaries.ts`).
+   */
+  countEarlierRequests(requests: readonly CapturedRequest[]): void
 }
 
 /** Options of `createWorld`. */
@@ -218,13 +230,20 @@ export interface WorldOptions {
   transcript: Transcript
   /** The virtual time the provider stamps on captures and `created` (the subject's clock, not advanced). */
   now: () => number
+  /**
+   * The caller's virtual timeout for one provider call, in ms: a reply whose virtual latency (a scripted
+   * summary attempt's `latencyMs`) reaches it never arrives in time — the call times out (TIMEOUT). Default
+   * none: no subject declares a virtual timeout yet, so latency only advances the provider's clock.
+   */
+  callerTimeoutMs?: number | null
 }
 
 /** Builds the provider world of one scenario run (module doc). Throws `ScenarioError` for a fault it cannot simulate. */
 export function createWorld(options: WorldOptions): World {
   const { scenario, transcript } = options
   checkFaultsSimulable(scenario)
-  const base = new TurnReplyPlan(transcript)
+  const summaries = new SummaryService(scenario.provider.summarizer)
+  const base = new TurnReplyPlan(transcript, summaries)
   const specs: FaultSpec[] = []
   for (const fault of scenario.faults) {
     const r = realise(fault)
@@ -241,6 +260,20 @@ export function createWorld(options: WorldOptions): World {
   let timeout: AbortController | null = null
   let abortOnCompaction = false
   const cancelling = scenario.faults.find((f) => f.kind === 'FAULT-10')
+  let latencyMs = 0
+  const callerTimeoutMs = options.callerTimeoutMs ?? null
+  // A reply's virtual latency elapses before its first byte; past the caller's timeout it never arrives.
+  const withLatency = (outcome: PlannedOutcome): PlannedOutcome => {
+    const reply = outcome.kind === 'reply' || outcome.kind === 'interrupt' || outcome.kind === 'hang' ? outcome.reply : undefined
+    const latency = reply?.latencyMs ?? 0
+    if (latency === 0) return outcome
+    if (callerTimeoutMs !== null && latency >= callerTimeoutMs) {
+      latencyMs += callerTimeoutMs
+      return { kind: 'hang', expectedCode: 'TIMEOUT' }
+    }
+    latencyMs += latency
+    return outcome
+  }
   const plan: ReplyPlan = {
     peek: (request) => faulted.peek(request),
     next: (request) => {
@@ -250,9 +283,12 @@ export function createWorld(options: WorldOptions): World {
         turnAbort?.abort(new Error('FAULT-10: cancelled during overflow recovery'))
       }
       const before = faulted.fired.length
-      const outcome = faulted.next(request)
+      const planned = faulted.next(request)
       const hit = faulted.fired[before]
       if (hit !== undefined && hit[0] === cancelling?.id) abortOnCompaction = true
+      // A fault answered instead of the base plan: the summary attempt still happened (`run/summaries.ts`).
+      if (hit !== undefined && request.purpose === 'compaction') summaries.count(request)
+      const outcome = withLatency(planned)
       if (outcome.kind === 'hang') {
         // The client gives up: its virtual timeout elapses (TIMEOUT) or the turn is aborted (ABORTED, FAULT-22).
         const target = outcome.expectedCode === 'ABORTED' ? turnAbort : timeout
@@ -266,7 +302,7 @@ export function createWorld(options: WorldOptions): World {
     id: r.model, contextWindow: r.contextWindow, ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
   }]))
   const provider = new MockProvider({
-    wire: scenario.provider.wire, plan, clock: { now: options.now }, models, cache: scenario.provider.cache,
+    wire: scenario.provider.wire, plan, clock: { now: () => options.now() + latencyMs }, models, cache: scenario.provider.cache,
   })
   const middleware = hookMiddleware(scenario, extra)
   const switchFault = scenario.faults.find((f) => f.kind === 'FAULT-44')
@@ -300,6 +336,7 @@ export function createWorld(options: WorldOptions): World {
       for (const fault of scenario.faults) if (fault.kind === 'FAULT-40' || fault.kind === 'FAULT-31') counts.set(fault.id, 1)
       return counts
     },
+    countEarlierRequests: (requests) => { summaries.countEarlier(requests) },
   }
 }
 

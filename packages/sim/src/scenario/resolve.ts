@@ -29,8 +29,13 @@ import {
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
 } from './types.ts'
 import { plural } from '../plural.ts'
+<<<<<<< HEAD
 import { dataPatternAt, matcherAt, resolveMatcherExpect, type ResolvedMatcherExpect } from './resolve-matchers.ts'
 import type { ResolvedStringMatcher } from './string-matcher.ts'
+=======
+import type { SummarizerSpec } from '../provider/summarizers.ts'
+import { checkScriptCoverage, resolveSummarizer } from './resolve-summarizer.ts'
+>>>>>>> summarizers
 
 /** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
 export const FIXTURES_PREFIX = 'fixtures:'
@@ -58,6 +63,8 @@ export interface ResolvedProvider {
   readonly imageTokens: number | null
   /** The prompt-cache contract of the mock's usage reports (issue #9); the plain §9.3 model by default. */
   readonly cache: CacheContractSpec
+  /** What the route answers to compaction requests (issue #15); `builtin` by default. Routes move it per summary route. */
+  readonly summarizer: SummarizerSpec
 }
 
 /** Where the transcript comes from, fully resolved. */
@@ -197,6 +204,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     contextWindow: doc.provider.contextWindow ?? null,
     imageTokens: doc.provider.imageTokens ?? null,
     cache: resolveProviderCache(doc.provider.cache, issues),
+    summarizer: resolveSummarizer(doc.provider.summarizer, '/provider/summarizer', issues),
   }
   const policyConfig = doc.policy ?? {}
   const policy = resolvePolicy(policyConfig, issues)
@@ -206,6 +214,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   const turnCount = transcript?.kind === 'generate' ? transcript.turns : turnSteps?.length ?? null
   const faults = (doc.faults ?? []).map((fault, i) => resolveFault(fault, i, dialect, issues))
   checkUniqueFaultIds(faults, issues)
+  checkScriptCoverage(provider.summarizer, faults, '/provider/summarizer', issues)
   const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {

@@ -24,6 +24,37 @@ export interface ProviderConfig {
   contextWindow?: number
   imageTokens?: number
   cache?: ProviderCacheConfig
+  summarizer?: SummarizerConfig
+}
+
+/** `#/definitions/Summarizer/then`: a one-word summarizer (issue #15). */
+export type SummarizerPresetName = 'builtin' | 'reasoning-only' | 'tool-call'
+
+/** The object form of `#/definitions/Summarizer`: exactly one of `fixed`, `ratio`, `script`. */
+export interface SummarizerObject {
+  fixed?: number
+  ratio?: number
+  script?: SummaryAttemptConfig[]
+}
+
+/** `#/definitions/Summarizer`: what the summary route answers to compaction requests (issue #15). */
+export type SummarizerConfig = SummarizerPresetName | SummarizerObject
+
+/** `#/definitions/SummaryToolCall`: a tool call of a scripted summary attempt; `arguments` as JSON text or an object. */
+export interface SummaryToolCallConfig {
+  name: string
+  arguments?: string | Record<string, unknown>
+}
+
+/** `#/definitions/SummaryAttempt`: one scripted summary attempt. */
+export interface SummaryAttemptConfig {
+  text?: string
+  reasoning?: string
+  toolCalls?: SummaryToolCallConfig[]
+  images?: number
+  finish?: 'stop' | 'tool-calls' | 'max-tokens'
+  chunks?: number
+  latencyMs?: number
 }
 
 /** `#/definitions/ProviderCache`: the prompt-cache contract of the mock (issue #9); the same shape `metrics/contracts.ts` resolves. */

@@ -22,6 +22,7 @@ import { MockProvider } from '../provider/mock-provider.ts'
 import { serveHttp } from '../provider/serve-http.ts'
 import { TranscriptReplyPlan } from '../provider/transcript-plan.ts'
 import type { CapturedWireRequest, MockModel, MockWire, PlannedOutcome, ReplyPlan } from '../provider/types.ts'
+import { countingFaultedSummaries, SummaryService } from '../run/summaries.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
 import { checkFaultsSimulable, realise, worldRoutes } from '../run/world.ts'
 import { loadScenario } from '../scenario/load.ts'
@@ -156,8 +157,10 @@ async function scenarioPlan(file: string, options: ServeOptions): Promise<Served
   const models: MockModel[] = worldRoutes(scenario).flatMap((r) => (r.contextWindow === undefined ? [] : [{
     id: r.model, contextWindow: r.contextWindow, ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
   }]))
+  const summaries = new SummaryService(scenario.provider.summarizer)
+  const faulted = new FaultInjectingPlan(new TranscriptReplyPlan(transcript, { summaries }), specs)
   return {
-    plan: new FaultInjectingPlan(new TranscriptReplyPlan(transcript), specs),
+    plan: countingFaultedSummaries(faulted, summaries),
     models,
     model: scenario.provider.model,
     wire: options.wire ?? scenario.provider.wire,

@@ -15,7 +15,8 @@ import type {
   InlineTokenUsage, InlineTool, NodePattern, PreStepCountsExpectation, RejectionsExpectation, RequestPattern, StringMatcher,
   SummarizedRegionExpectation, WarningPattern, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
-  PrunerConfig, RecordedTranscriptConfig, Scenario,
+  PrunerConfig, RecordedTranscriptConfig, Scenario, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
+  SummaryToolCallConfig,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
 } from '../../src/scenario/types.ts'
 
@@ -53,8 +54,14 @@ const providerCache: ProviderCacheConfig = {
   contract: 'anthropic', deviation: 'half-cached', ttlMs: null, granularityTokens: 1, retention: 'long', breakpoints: [0, 3],
   price: 'anthropic/claude-sonnet-4', minimumCacheableTokens: 512,
 }
+const summaryToolCall: SummaryToolCallConfig = { name: 'write_checkpoint', arguments: { sections: 8 } }
+const summaryAttempt: SummaryAttemptConfig = {
+  text: 't', reasoning: 'r', toolCalls: [summaryToolCall, { name: 'noop', arguments: '{}' }], images: 1, finish: 'max-tokens', chunks: 3,
+  latencyMs: 250,
+}
+const summarizer: SummarizerConfig = { script: [summaryAttempt, {}] }
 const provider: ProviderConfig = {
-  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85, cache: providerCache,
+  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85, cache: providerCache, summarizer,
 }
 const modelPolicy: ModelPolicyConfig = {
   provider: 'ds', model: 'deepseek-chat', thresholdRatio: 0.7, retainRatio: 0.1, retainTokens: 100, summarizationProvider: 'ds',
@@ -111,6 +118,9 @@ const examples: Record<string, readonly unknown[]> = {
   Dialect: ['seed', 'dsh-0.1.0-rc.8'],
   Provider: [provider, { wire: 'openai', model: 'gpt' }] satisfies ProviderConfig[],
   ProviderCache: [providerCache, {}, { contract: 'openai', ttlMs: 86_400_000 }] satisfies ProviderCacheConfig[],
+  Summarizer: [summarizer, 'builtin', 'reasoning-only', 'tool-call', { fixed: 400 }, { ratio: 1.1 }] satisfies SummarizerConfig[],
+  SummaryAttempt: [summaryAttempt, {}] satisfies SummaryAttemptConfig[],
+  SummaryToolCall: [summaryToolCall, { name: 'ls' }] satisfies SummaryToolCallConfig[],
   Policy: [policy, {}] satisfies BasicCompactionConfig[],
   ModelPolicy: [modelPolicy],
   Pruner: [true, false, prunerConfig, {}] satisfies PrunerConfig[],
@@ -166,8 +176,13 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     transcript: true, faults: true, manual: true, expect: true,
   }) },
   Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({
-    wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true,
+    wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true, summarizer: true,
   }) },
+  Summarizer: { pointer: 'Summarizer', keys: keysOf<SummarizerObject>({ fixed: true, ratio: true, script: true }) },
+  SummaryAttempt: { pointer: 'SummaryAttempt', keys: keysOf<SummaryAttemptConfig>({
+    text: true, reasoning: true, toolCalls: true, images: true, finish: true, chunks: true, latencyMs: true,
+  }) },
+  SummaryToolCall: { pointer: 'SummaryToolCall', keys: keysOf<SummaryToolCallConfig>({ name: true, arguments: true }) },
   ProviderCache: { pointer: 'ProviderCache', keys: keysOf<ProviderCacheConfig>({
     contract: true, deviation: true, ttlMs: true, granularityTokens: true, retention: true, breakpoints: true, price: true,
     minimumCacheableTokens: true,
@@ -256,6 +271,10 @@ const unions: Array<{ pointer: string; members: string[] }> = [
   }) },
   { pointer: 'ProviderCache/properties/retention', members: membersOf<NonNullable<ProviderCacheConfig['retention']>>({
     short: true, long: true,
+  }) },
+  { pointer: 'Summarizer/then', members: membersOf<SummarizerPresetName>({ builtin: true, 'reasoning-only': true, 'tool-call': true }) },
+  { pointer: 'SummaryAttempt/properties/finish', members: membersOf<NonNullable<SummaryAttemptConfig['finish']>>({
+    stop: true, 'tool-calls': true, 'max-tokens': true,
   }) },
   { pointer: 'TurnOutcomeKind', members: membersOf<TurnOutcomeKind>({
     completed: true, blocked: true, 'max-tokens': true, aborted: true, error: true, interrupted: true,
