@@ -29,13 +29,10 @@ import {
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
 } from './types.ts'
 import { plural } from '../plural.ts'
-<<<<<<< HEAD
 import { dataPatternAt, matcherAt, resolveMatcherExpect, type ResolvedMatcherExpect } from './resolve-matchers.ts'
 import type { ResolvedStringMatcher } from './string-matcher.ts'
-=======
 import type { SummarizerSpec } from '../provider/summarizers.ts'
 import { checkScriptCoverage, resolveSummarizer } from './resolve-summarizer.ts'
->>>>>>> summarizers
 
 /** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
 export const FIXTURES_PREFIX = 'fixtures:'
