@@ -36,7 +36,7 @@ async function run(name: string, text: string): Promise<{ requests: CapturedRequ
   const outDir = join(tmp.dir, name)
   const report = await runScenario(file, { outDir, cwd: tmp.dir })
   const artifacts = report.artifacts
-  if (artifacts === undefined) throw new Error(`${name}: no artifacts (${report.status}: ${report.error?.message ?? ''})`)
+  if (artifacts === undefined) throw new Error(`${name}: no artifacts (${report.status}: ${report.error ?? ''})`)
   const requests = (await readFile(join(outDir, artifacts.requests), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as CapturedRequest)
   const manifest = JSON.parse(await readFile(join(outDir, artifacts.manifest), 'utf8')) as RunManifest
   return { requests, manifest, status: report.status, counts: report.counts }
