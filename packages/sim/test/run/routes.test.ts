@@ -8,6 +8,10 @@ import { join } from 'node:path'
 import type { CapturedRequest, RunManifest } from '@compaction-sim/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runScenario } from '../../src/run/run-scenario.ts'
+import { scenarioTranscript } from '../../src/run/transcript.ts'
+import { createWorld, worldMockRoutes, worldRoutes } from '../../src/run/world.ts'
+import { resolveScenario } from '../../src/scenario/resolve.ts'
+import type { FaultConfig, Scenario } from '../../src/scenario/types.ts'
 import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
 
 let tmp: { dir: string; cleanup: () => Promise<void> }
@@ -65,5 +69,38 @@ describe('a summary route of its own', () => {
       compaction.map(() => ['summary-route', 'error', 'CONTEXT_WINDOW_EXCEEDED']),
     )
     expect(requests.filter((r) => r.purpose === 'conversation').every((r) => r.outcome !== 'error')).toBe(true)
+  })
+})
+
+describe('the world\'s routes', () => {
+  const ROUTED: Scenario = {
+    name: 'routes', seed: 1,
+    provider: { wire: 'openai', routes: [{ model: 'big', contextWindow: 8000 }, { model: 'small', contextWindow: 2000 }], summary: 'small' },
+    transcript: { inline: { turns: [{ user: 'hi', steps: [{ reply: 'hello' }] }, { user: 'again', steps: [{ reply: 'ok' }] }] } },
+  }
+  const withFaults = (faults: FaultConfig[]): ReturnType<typeof resolveScenario> => resolveScenario({ ...ROUTED, faults }, { file: '/x.yaml' })
+  const windows = (faults: FaultConfig[]): Array<[string, number | null]> => worldMockRoutes(withFaults(faults)).map((r) => [r.model, r.contextWindow])
+
+  it('serves every declared route, plus the synthetic FAULT-44 and FAULT-32 routes; FAULT-40 reports no window', () => {
+    expect(windows([])).toEqual([['big', 8000], ['small', 2000]])
+    expect(windows([{ kind: 'FAULT-44', params: { contextWindow: 500 } }])).toEqual([['big', 8000], ['small', 2000], ['big-switched', 500]])
+    expect(windows([{ kind: 'FAULT-44', params: { switchTo: 'small' } }])).toEqual([['big', 8000], ['small', 2000]])
+    // The rerouted summary call keeps the summary route's window.
+    expect(windows([{ kind: 'FAULT-32' }])).toEqual([['big', 8000], ['small', 2000], ['big-rerouted', 2000]])
+    expect(windows([{ kind: 'FAULT-40' }])).toEqual([['big', null], ['small', null]])
+    expect(worldRoutes(withFaults([]))).toEqual([
+      { provider: 'openai', model: 'big', contextWindow: 8000 }, { provider: 'openai', model: 'small', contextWindow: 2000 },
+    ])
+  })
+
+  it('FAULT-44 with switchTo moves the agent to that declared route after its turn', async () => {
+    const scenario = withFaults([{ id: 'sw', kind: 'FAULT-44', params: { switchTo: 'small' } }])
+    const world = createWorld({ scenario, transcript: await scenarioTranscript(scenario, 1), now: () => 0 })
+    const models: string[] = []
+    const control = { setModel: (model: string): void => { models.push(model) } }
+    world.hooks.beginTurn?.(1, control)
+    world.hooks.beginTurn?.(2, control)
+    expect(models).toEqual(['small'])
+    expect(world.fired().get('sw')).toBe(1)
   })
 })
