@@ -65,7 +65,7 @@ export function dshUnsupportedReason(scenario: ResolvedScenario): string | null 
     const harness = HARNESS_UNSUPPORTED[fault.kind]
     if (harness !== undefined) return `${fault.kind}: ${harness} (no §14 rule; harness limit)`
   }
-  if (scenario.provider.imageTokens !== null) return 'D-09: route-declared imageTokens are not read by 0.1.0-rc.8 (§14 D-09, D-12)'
+  if (scenario.provider.routes.some((r) => r.imageTokens !== null)) return 'D-09: route-declared imageTokens are not read by 0.1.0-rc.8 (§14 D-09, D-12)'
   if (scenario.manual.length > 0) return 'manual compactNow/compactRegion actions are not wired for the dsh subject (no §14 rule; harness limit)'
   let afterReplacement = false
   for (const entry of scenario.expect.events) {

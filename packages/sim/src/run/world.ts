@@ -13,14 +13,15 @@ import type { Transcript } from '@compaction-sim/fixtures'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
 import { FaultInjectingPlan } from '../provider/faults.ts'
 import { MockProvider } from '../provider/mock-provider.ts'
-import type { MockModel, ParsedRequest, PlannedOutcome, PlannedReply, ReplyPlan } from '../provider/types.ts'
+import type { MockRoute } from '../provider/route.ts'
+import type { ParsedRequest, PlannedOutcome, PlannedReply, ReplyPlan } from '../provider/types.ts'
 import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
 import type { ResolvedFault, ResolvedScenario } from '../scenario/resolve.ts'
 import type { FaultKind } from '../scenario/types.ts'
 import type { SubjectHooks, TurnControl } from '../subjects/types.ts'
 import { SummaryService } from './summaries.ts'
 
-/** The model id a FAULT-44 route switch moves to (`<model>-switched`). */
+/** The model id a FAULT-44 route switch moves to without `params.switchTo` (`<model>-switched`). */
 export const SWITCHED_MODEL_SUFFIX = '-switched'
 
 /** The model id a FAULT-32 middleware reroutes summary calls to (`<model>-rerouted`, same provider and window). */
@@ -193,20 +194,32 @@ export function checkFaultsSimulable(scenario: ResolvedScenario): void {
 /** One route of the run manifest (§1.1). */
 export type ManifestRoute = RunManifest['routes'][number]
 
-/** The routes of the run (§1.1 `RunManifest.routes`): the scenario's, plus the FAULT-44 switch target. */
-export function worldRoutes(scenario: ResolvedScenario): ManifestRoute[] {
+/**
+ * The routes the mock serves (issue #15): every declared route, then the synthetic ones some faults need —
+ * FAULT-44's `<model>-switched` copy of the conversation route (window `params.contextWindow`, unless
+ * `params.switchTo` names a declared route) and FAULT-32's `<model>-rerouted` copy of the summary route.
+ * Under FAULT-40 no route reports (or enforces) a window.
+ */
+export function worldMockRoutes(scenario: ResolvedScenario): MockRoute[] {
   const p = scenario.provider
   const noCapacity = scenario.faults.some((f) => f.kind === 'FAULT-40')
-  const route = (model: string, window: number | null): ManifestRoute => ({
-    provider: p.name, model,
-    ...(window === null || noCapacity ? {} : { contextWindow: window }),
-    ...(p.imageTokens === null ? {} : { imageTokens: p.imageTokens }),
-  })
-  const routes = [route(p.model, p.contextWindow)]
+  const routes: MockRoute[] = p.routes.map((r) => ({ ...r }))
   const sw = scenario.faults.find((f) => f.kind === 'FAULT-44')
-  if (sw !== undefined) routes.push(route(p.model + SWITCHED_MODEL_SUFFIX, sw.params.contextWindow ?? p.contextWindow))
-  if (scenario.faults.some((f) => f.kind === 'FAULT-32')) routes.push(route(p.model + REROUTED_MODEL_SUFFIX, p.contextWindow))
-  return routes
+  if (sw !== undefined && sw.params.switchTo === null) {
+    const window = sw.params.contextWindow ?? p.conversationRoute.contextWindow
+    routes.push({ ...p.conversationRoute, model: p.model + SWITCHED_MODEL_SUFFIX, contextWindow: window })
+  }
+  if (scenario.faults.some((f) => f.kind === 'FAULT-32')) routes.push({ ...p.summaryRoute, model: p.model + REROUTED_MODEL_SUFFIX })
+  return noCapacity ? routes.map((r) => ({ ...r, contextWindow: null })) : routes
+}
+
+/** The routes of the run (§1.1 `RunManifest.routes`): those of `worldMockRoutes`, under the provider's name. */
+export function worldRoutes(scenario: ResolvedScenario): ManifestRoute[] {
+  return worldMockRoutes(scenario).map((r) => ({
+    provider: scenario.provider.name, model: r.model,
+    ...(r.contextWindow === null ? {} : { contextWindow: r.contextWindow }),
+    ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
+  }))
 }
 
 /** A built world: the provider to mount, the hooks the subject calls, and what fired. */
@@ -297,12 +310,9 @@ export function createWorld(options: WorldOptions): World {
       return outcome
     },
   }
-  const routes = worldRoutes(scenario)
-  const models: MockModel[] = routes.flatMap((r) => (r.contextWindow === undefined ? [] : [{
-    id: r.model, contextWindow: r.contextWindow, ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
-  }]))
   const provider = new MockProvider({
-    wire: scenario.provider.wire, plan, clock: { now: () => options.now() + latencyMs }, models, cache: scenario.provider.cache,
+    wire: scenario.provider.wire, plan, clock: { now: () => options.now() + latencyMs }, routes: worldMockRoutes(scenario),
+    cache: scenario.provider.cache,
   })
   const middleware = hookMiddleware(scenario, extra)
   const switchFault = scenario.faults.find((f) => f.kind === 'FAULT-44')
@@ -311,7 +321,7 @@ export function createWorld(options: WorldOptions): World {
     beginTurn: (turn: number, control: TurnControl): AbortSignal => {
       base.startTurn(turn)
       if (switchFault !== undefined && turn === (switchAfterTurn ?? 1) + 1) {
-        control.setModel(scenario.provider.model + SWITCHED_MODEL_SUFFIX)
+        control.setModel(switchFault.params.switchTo ?? scenario.provider.model + SWITCHED_MODEL_SUFFIX)
         extra.set(switchFault.id, (extra.get(switchFault.id) ?? 0) + 1)
       }
       turnAbort = new AbortController()

@@ -20,6 +20,8 @@ import {
   type Transcript, type TranscriptStep, type TranscriptToolResult, type TranscriptTurn,
 } from '@compaction-sim/fixtures'
 import { CacheContractError, resolveCacheContract, type CacheContractSpec } from '../metrics/contracts.ts'
+import { ENFORCE_ALL, ENFORCE_OFF, NO_IMAGE_LIMITS, type EnforceSpec, type ImageLimitsSpec } from '../provider/enforce.ts'
+import type { MockRoute } from '../provider/route.ts'
 import { ScenarioError, type ScenarioIssue } from './errors.ts'
 import {
   COUNT_NAMES,
@@ -27,6 +29,7 @@ import {
   type GenerateConfig, type InlineReply, type InlineReplyBlock, type InlineStep, type InlineToolResult, type InlineTranscript,
   type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
+  type EnforceConfig, type ImageLimitsConfig, type RouteConfig,
 } from './types.ts'
 import { plural } from '../plural.ts'
 import { dataPatternAt, matcherAt, resolveMatcherExpect, type ResolvedMatcherExpect } from './resolve-matchers.ts'
@@ -51,7 +54,11 @@ export interface ScenarioSource {
 /** The subject that runs the session; a closed union a later issue extends with `dsh` and `module`. */
 export type SubjectSpec = { readonly kind: 'reference' } | { readonly kind: 'dsh' }
 
-/** The provider route with its defaults: `contextWindow`/`imageTokens` null = not reported. */
+/**
+ * The provider with its defaults. `model`, `contextWindow` and `imageTokens` are those of the conversation
+ * route (null = not reported), so single-route code keeps reading them; `routes` holds every declared route
+ * (issue #15) in declaration order, all served under `name` on `wire`.
+ */
 export interface ResolvedProvider {
   readonly wire: WireDialect
   readonly name: string
@@ -60,8 +67,14 @@ export interface ResolvedProvider {
   readonly imageTokens: number | null
   /** The prompt-cache contract of the mock's usage reports (issue #9); the plain §9.3 model by default. */
   readonly cache: CacheContractSpec
-  /** What the route answers to compaction requests (issue #15); `builtin` by default. Routes move it per summary route. */
+  /** The summary route's summarizer (issue #15): what the world answers a compaction request on no declared route. */
   readonly summarizer: SummarizerSpec
+  /** Every route, in declaration order (the shorthand gives one); model ids are unique. */
+  readonly routes: readonly MockRoute[]
+  /** The route the agent talks to (`provider.conversation`, default the first). */
+  readonly conversationRoute: MockRoute
+  /** The route serving compaction calls (`provider.summary`; it is the policy's summarization route when it differs). */
+  readonly summaryRoute: MockRoute
 }
 
 /** Where the transcript comes from, fully resolved. */
@@ -108,6 +121,8 @@ export interface ResolvedFaultParams {
   readonly retryAfterMs: number | null
   readonly count: number
   readonly contextWindow: number | null
+  /** FAULT-44: the declared route the agent switches to; null = a `<model>-switched` copy of the conversation route. */
+  readonly switchTo: string | null
 }
 
 /** One fault ready for the world and the run manifest. */
@@ -194,24 +209,31 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   const doc = structuredClone(raw)
   const issues: ScenarioIssue[] = []
   const dialect: Dialect = doc.dialect ?? 'seed'
+  const name = doc.provider.name ?? doc.provider.wire
+  const routed = resolveRoutes(doc.provider, name, doc.policy ?? {}, issues)
   const provider: ResolvedProvider = {
     wire: doc.provider.wire,
-    name: doc.provider.name ?? doc.provider.wire,
-    model: doc.provider.model,
-    contextWindow: doc.provider.contextWindow ?? null,
-    imageTokens: doc.provider.imageTokens ?? null,
+    name,
+    model: routed.conversationRoute.model,
+    contextWindow: routed.conversationRoute.contextWindow,
+    imageTokens: routed.conversationRoute.imageTokens,
     cache: resolveProviderCache(doc.provider.cache, issues),
-    summarizer: resolveSummarizer(doc.provider.summarizer, '/provider/summarizer', issues),
+    summarizer: routed.summaryRoute.summarizer,
+    routes: routed.routes,
+    conversationRoute: routed.conversationRoute,
+    summaryRoute: routed.summaryRoute,
   }
-  const policyConfig = doc.policy ?? {}
+  const policyConfig = routed.policyConfig
   const policy = resolvePolicy(policyConfig, issues)
   const { prunerConfig, pruner } = resolvePruner(doc.pruner ?? false, issues)
   const transcript = resolveTranscript(doc, dialect, source, issues)
+  if (transcript?.kind === 'inline') checkImageLimits(doc.provider, provider.routes, transcript.transcript, issues)
   const turnSteps = transcript?.kind === 'inline' ? transcript.transcript.turns.map((t) => t.steps.length) : null
   const turnCount = transcript?.kind === 'generate' ? transcript.turns : turnSteps?.length ?? null
   const faults = (doc.faults ?? []).map((fault, i) => resolveFault(fault, i, dialect, issues))
   checkUniqueFaultIds(faults, issues)
-  checkScriptCoverage(provider.summarizer, faults, '/provider/summarizer', issues)
+  checkScriptCoverage(provider.summarizer, faults, summarizerPath(doc.provider, provider.summaryRoute.model), issues)
+  checkRouteSwitches(faults, provider.routes, issues)
   const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {
@@ -595,6 +617,7 @@ function resolveFault(fault: FaultConfig, index: number, dialect: Dialect, issue
       retryAfterMs: params.retryAfterMs ?? null,
       count: params.count ?? 1,
       contextWindow: params.contextWindow ?? null,
+      switchTo: params.switchTo ?? null,
     },
   }
 }
@@ -717,4 +740,182 @@ function resolveProviderCache(config: ProviderConfig['cache'], issues: ScenarioI
     issues.push(semantic(`/provider/cache/${err.field}`, err.message))
     return resolveCacheContract()
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Provider routes (issue #15)
+
+/** The route keys the single-route shorthand accepts beside `model` (with `routes` they belong in each route). */
+const SHORTHAND_ROUTE_KEYS = ['contextWindow', 'imageTokens', 'maxOutputTokens', 'tokenizer', 'limits', 'usage', 'summarizer'] as const
+
+/** The resolved routes, the conversation and summary routes, and the policy config with the summary route set. */
+interface ResolvedRoutes {
+  readonly routes: readonly MockRoute[]
+  readonly conversationRoute: MockRoute
+  readonly summaryRoute: MockRoute
+  readonly policyConfig: BasicCompactionConfig
+}
+
+/**
+ * `provider.routes` (or the shorthand's one route) with their defaults; `conversation`/`summary` picked; a
+ * summary route other than the conversation route written into the policy's `summarizationProvider`/
+ * `summarizationModel` (§3.1, §8.1), which must agree when the policy already names a route. Problems become
+ * SEMANTIC issues (a stand-in route keeps resolution going).
+ */
+function resolveRoutes(config: ProviderConfig, name: string, policy: BasicCompactionConfig, issues: ScenarioIssue[]): ResolvedRoutes {
+  const fallbackEnforce = config.enforce
+  let routes: MockRoute[]
+  let conversation: { model: string | undefined; path: string } = { model: undefined, path: '/provider/conversation' }
+  let summary: { model: string | undefined; path: string } = { model: undefined, path: '/provider/summary' }
+  if (config.routes === undefined) {
+    for (const key of ['conversation', 'summary'] as const) {
+      if (config[key] !== undefined) issues.push(semantic(`/provider/${key}`, 'applies only with provider.routes (the shorthand declares one route)'))
+    }
+    const route: RouteConfig = { model: config.model ?? '' }
+    for (const key of SHORTHAND_ROUTE_KEYS) if (config[key] !== undefined) Object.assign(route, { [key]: config[key] })
+    routes = [resolveRoute(route, config.wire, fallbackEnforce, '/provider', issues)]
+  } else {
+    for (const key of SHORTHAND_ROUTE_KEYS) {
+      if (config[key] !== undefined) issues.push(semantic(`/provider/${key}`, 'belongs in each route when provider.routes is given'))
+    }
+    const first = new Map<string, number>()
+    routes = config.routes.map((route, i) => {
+      const seen = first.get(route.model)
+      if (seen === undefined) first.set(route.model, i)
+      else issues.push(semantic(`/provider/routes/${i}/model`, `repeats the route model ${JSON.stringify(route.model)} of /provider/routes/${seen}`))
+      return resolveRoute(route, config.wire, fallbackEnforce, `/provider/routes/${i}`, issues)
+    })
+    conversation = { model: config.conversation, path: '/provider/conversation' }
+    summary = { model: config.summary, path: '/provider/summary' }
+  }
+  const declared = routes.map((r) => JSON.stringify(r.model)).join(', ')
+  const byModel = new Map(routes.map((r) => [r.model, r] as const))
+  const pick = (model: string | undefined, path: string, fallback: MockRoute): MockRoute => {
+    if (model === undefined) return fallback
+    const route = byModel.get(model)
+    if (route === undefined) issues.push(semantic(path, `names the route ${JSON.stringify(model)}, which provider.routes does not declare (declared: ${declared})`))
+    return route ?? fallback
+  }
+  const firstRoute = routes[0] as MockRoute // the schema requires one route at least (and the shorthand gives one)
+  const conversationRoute = pick(conversation.model, conversation.path, firstRoute)
+  const policyModel = policy.summarizationModel ?? ''
+  const policyProvider = policy.summarizationProvider ?? ''
+  const policyNames = policyModel !== '' && policyProvider !== ''
+  if (policyNames && (policyProvider !== name || !byModel.has(policyModel))) {
+    const path = policyProvider !== name ? '/policy/summarizationProvider' : '/policy/summarizationModel'
+    const reason = policyProvider !== name
+      ? `names the provider ${JSON.stringify(policyProvider)}, but every route is served by ${JSON.stringify(name)} (provider.name)`
+      : `names the route ${JSON.stringify(policyModel)}, which the provider does not declare (declared: ${declared})`
+    issues.push(semantic(path, reason))
+  }
+  const policyRoute = policyNames && policyProvider === name ? byModel.get(policyModel) : undefined
+  const summaryRoute = pick(summary.model, summary.path, policyRoute ?? conversationRoute)
+  let policyConfig = policy
+  if (summary.model !== undefined && policyNames && policyRoute !== undefined && policyRoute !== summaryRoute) {
+    const reason = `names the summary route ${JSON.stringify(policyModel)}, but provider.summary is ${JSON.stringify(summaryRoute.model)}; they must agree`
+    issues.push(semantic('/policy/summarizationModel', reason))
+  } else if (summaryRoute !== conversationRoute && !policyNames) {
+    policyConfig = { ...policy, summarizationProvider: name, summarizationModel: summaryRoute.model }
+  }
+  return { routes, conversationRoute, summaryRoute, policyConfig }
+}
+
+/** One route with its defaults; `path` is the JSON pointer of its keys (`/provider` for the shorthand). */
+function resolveRoute(
+  route: RouteConfig, providerWire: WireDialect, providerEnforce: EnforceConfig | undefined, path: string, issues: ScenarioIssue[],
+): MockRoute {
+  const wire = route.wire ?? providerWire
+  if (wire !== providerWire) {
+    const reason = `is ${JSON.stringify(wire)}, but the provider's wire is ${JSON.stringify(providerWire)}: one provider serves one wire (routes of mixed wires are not supported)`
+    issues.push(semantic(`${path}/wire`, reason))
+  }
+  const enforce = resolveEnforce(route.enforce ?? providerEnforce)
+  const contextWindow = route.contextWindow ?? null
+  if (enforce.window === 'prompt-plus-max-tokens' && contextWindow === null) {
+    const where = route.enforce !== undefined ? `${path}/enforce/window` : '/provider/enforce/window'
+    const reason = `sets window: prompt-plus-max-tokens, but the route ${JSON.stringify(route.model)} has no contextWindow to count against`
+    issues.push(semantic(where, reason))
+  }
+  return {
+    model: route.model,
+    wire,
+    contextWindow,
+    maxOutputTokens: route.maxOutputTokens ?? null,
+    imageTokens: route.imageTokens ?? null,
+    tokenizer: route.tokenizer ?? 'heuristic',
+    enforce,
+    imageLimits: resolveImageLimits(route.limits),
+    usage: route.usage ?? 'reported',
+    summarizer: resolveSummarizer(route.summarizer, `${path}/summarizer`, issues),
+  }
+}
+
+/** `enforce` resolved: `on` (and absent) = every rule, `off` = none, an object = every rule but those it turns off. */
+export function resolveEnforce(config: EnforceConfig | undefined): EnforceSpec {
+  if (config === undefined || config === 'on') return ENFORCE_ALL
+  if (config === 'off') return ENFORCE_OFF
+  const window = config.window ?? true
+  return {
+    window: window === true ? 'prompt' : window === false ? null : window,
+    pairing: config.pairing ?? true,
+    images: config.images ?? true,
+    maxOutput: config.maxOutput ?? true,
+  }
+}
+
+function resolveImageLimits(limits: ImageLimitsConfig | undefined): ImageLimitsSpec {
+  if (limits === undefined) return NO_IMAGE_LIMITS
+  return {
+    imagesPerRequestMax: limits.imagesPerRequest ?? null,
+    imageBytesMax: limits.imageBytes ?? null,
+    requestImageBytesMax: limits.requestImageBytes ?? null,
+  }
+}
+
+/** The JSON path of the summarizer of route `model` (the shorthand's, or its entry in `provider.routes`). */
+function summarizerPath(config: ProviderConfig, model: string): string {
+  const i = config.routes?.findIndex((r) => r.model === model) ?? -1
+  return i < 0 ? '/provider/summarizer' : `/provider/routes/${i}/summarizer`
+}
+
+/**
+ * An inline transcript's images against every route's byte limits: a limit below the largest image the
+ * transcript carries can never let that image through (a world that contradicts itself, issue #15).
+ */
+function checkImageLimits(config: ProviderConfig, routes: readonly MockRoute[], transcript: Transcript, issues: ScenarioIssue[]): void {
+  let largest = 0
+  for (const turn of transcript.turns) {
+    const blocks = [...turn.user, ...turn.steps.flatMap((s) => [...s.reply.blocks, ...s.toolResults.flatMap((r) => r.content)])]
+    for (const block of blocks) {
+      const bytes = block.type === 'image' ? (block as { attachment?: { bytes?: unknown } }).attachment?.bytes : undefined
+      if (typeof bytes === 'number') largest = Math.max(largest, bytes)
+    }
+  }
+  if (largest === 0) return
+  routes.forEach((route, i) => {
+    const base = config.routes === undefined ? '/provider/limits' : `/provider/routes/${i}/limits`
+    const checks = [['imageBytes', route.imageLimits.imageBytesMax], ['requestImageBytes', route.imageLimits.requestImageBytesMax]] as const
+    for (const [key, max] of checks) {
+      if (max !== null && max < largest) {
+        issues.push(semantic(`${base}/${key}`, `is ${max} bytes, below the largest image the transcript carries (${largest} bytes): it could never be sent`))
+      }
+    }
+  })
+}
+
+/** FAULT-44 `switchTo` names a declared route other than the conversation route, and is exclusive with `contextWindow`. */
+function checkRouteSwitches(faults: readonly ResolvedFault[], routes: readonly MockRoute[], issues: ScenarioIssue[]): void {
+  faults.forEach((fault, i) => {
+    const target = fault.params.switchTo
+    if (target === null) return
+    const path = `/faults/${i}/params/switchTo`
+    if (fault.kind !== 'FAULT-44') issues.push(semantic(path, `applies only to FAULT-44 (a route switch), not to ${fault.kind}`))
+    else if (!routes.some((r) => r.model === target)) {
+      const declared = routes.map((r) => JSON.stringify(r.model)).join(', ')
+      issues.push(semantic(path, `names the route ${JSON.stringify(target)}, which provider.routes does not declare (declared: ${declared})`))
+    }
+    if (fault.params.contextWindow !== null) {
+      issues.push(semantic(`/faults/${i}/params/contextWindow`, 'cannot be combined with switchTo (the declared route has its own window)'))
+    }
+  })
 }

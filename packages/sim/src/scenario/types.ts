@@ -6,6 +6,8 @@
  * two cannot drift apart.
  */
 import type { CacheContractConfig } from '../metrics/contracts.ts'
+import type { UsageMode, WindowRule } from '../provider/enforce.ts'
+import type { TokenizerName } from '../provider/tokenizers.ts'
 import type {
   BasicCompactionConfig, Dialect, EventType, FailureCode, ImageAttachmentRef, ToolResultPruneConfig,
 } from '@compaction-sim/core'
@@ -16,15 +18,27 @@ export type SubjectName = 'reference' | 'dsh'
 /** `#/definitions/Provider/properties/wire`: the wire dialect of the mock provider. */
 export type WireDialect = 'openai' | 'deepseek' | 'anthropic'
 
-/** `#/definitions/Provider`: the mocked route; `contextWindow` absent = no capacity reported (FAULT-40). */
+/**
+ * `#/definitions/Provider`: one provider id and wire serving either one route (the shorthand: `model` with
+ * the route keys beside it) or `routes` (issue #15). `contextWindow` absent = no capacity reported (FAULT-40).
+ */
 export interface ProviderConfig {
   wire: WireDialect
   name?: string
-  model: string
+  model?: string
   contextWindow?: number
   imageTokens?: number
-  cache?: ProviderCacheConfig
+  maxOutputTokens?: number
+  tokenizer?: TokenizerName
+  /** With `routes`, the default of every route; with `model`, the one route's. */
+  enforce?: EnforceConfig
+  limits?: ImageLimitsConfig
+  usage?: UsageMode
   summarizer?: SummarizerConfig
+  routes?: RouteConfig[]
+  conversation?: string
+  summary?: string
+  cache?: ProviderCacheConfig
 }
 
 /** `#/definitions/Summarizer/then`: a one-word summarizer (issue #15). */
@@ -55,6 +69,35 @@ export interface SummaryAttemptConfig {
   finish?: 'stop' | 'tool-calls' | 'max-tokens'
   chunks?: number
   latencyMs?: number
+}
+
+/** `#/definitions/Route`: one route of `provider.routes`. */
+export interface RouteConfig {
+  model: string
+  wire?: WireDialect
+  contextWindow?: number
+  maxOutputTokens?: number
+  imageTokens?: number
+  tokenizer?: TokenizerName
+  enforce?: EnforceConfig
+  limits?: ImageLimitsConfig
+  usage?: UsageMode
+  summarizer?: SummarizerConfig
+}
+
+/** `#/definitions/Enforce`: every rule, none, or rules turned off one by one (missing keys on). */
+export type EnforceConfig = 'on' | 'off' | {
+  window?: boolean | WindowRule
+  pairing?: boolean
+  images?: boolean
+  maxOutput?: boolean
+}
+
+/** `#/definitions/ImageLimits`. */
+export interface ImageLimitsConfig {
+  imagesPerRequest?: number
+  imageBytes?: number
+  requestImageBytes?: number
 }
 
 /** `#/definitions/ProviderCache`: the prompt-cache contract of the mock (issue #9); the same shape `metrics/contracts.ts` resolves. */
@@ -209,6 +252,8 @@ export interface FaultParams {
   retryAfterMs?: number
   count?: number
   contextWindow?: number
+  /** FAULT-44: the declared route to switch to. */
+  switchTo?: string
 }
 
 /** `#/definitions/Fault`: one injected fault. */

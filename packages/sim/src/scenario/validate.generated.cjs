@@ -4,19 +4,24 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider route: wire dialect, model, reported capacity.","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider route the subject talks to.","type":"object","additionalProperties":false,"required":["wire","model"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of the route, as `modelPolicies[].provider` names it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the route.","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Context window in tokens the adapter reports for the route. Absent = the adapter reports no capacity (FAULT-40).","type":"integer","minimum":1},"imageTokens":{"description":"Tokens per image the adapter reports for the route (§2.3). Absent = not reported.","type":"integer","minimum":0},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"},"summarizer":{"description":"What the route answers to compaction requests (issue #15). Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate` or `inline`.","x-expected":"exactly one of the keys recorded, generate, inline","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]}],"dependencies":{"dialect":["recorded"]}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in call order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call.","type":"object","additionalProperties":false,"required":["content"],"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false.","type":"boolean"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) or `after-chunks` (after `chunks` SSE chunks). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"}},"dependencies":{"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate` or `inline`.","x-expected":"exactly one of the keys recorded, generate, inline","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]}],"dependencies":{"dialect":["recorded"]}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in call order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call.","type":"object","additionalProperties":false,"required":["content"],"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false.","type":"boolean"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) or `after-chunks` (after `chunks` SSE chunks). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200}},"dependencies":{"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
 const schema12 = {"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]};
 const schema13 = {"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]};
-const schema21 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
+const schema32 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[a-z0-9][a-z0-9-]*$", "u");
 const pattern1 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const schema14 = {"description":"The mocked provider route the subject talks to.","type":"object","additionalProperties":false,"required":["wire","model"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of the route, as `modelPolicies[].provider` names it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the route.","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Context window in tokens the adapter reports for the route. Absent = the adapter reports no capacity (FAULT-40).","type":"integer","minimum":1},"imageTokens":{"description":"Tokens per image the adapter reports for the route (§2.3). Absent = not reported.","type":"integer","minimum":0},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"},"summarizer":{"description":"What the route answers to compaction requests (issue #15). Default `builtin`.","$ref":"#/definitions/Summarizer"}}};
-const schema15 = {"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}};
-const schema16 = {"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}};
-const schema17 = {"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}};
-const schema18 = {"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}};
+const schema14 = {"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]};
+const schema15 = {"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1};
+const schema16 = {"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]};
+const schema17 = {"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}};
+const schema18 = {"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}};
+const schema19 = {"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]};
+const schema29 = {"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}};
+const schema20 = {"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}};
+const schema21 = {"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}};
+const schema22 = {"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -24,7 +29,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "text") || (key0 === "reasoning")) || (key0 === "toolCalls")) || (key0 === "images")) || (key0 === "finish")) || (key0 === "chunks")) || (key0 === "latencyMs"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema17,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema21,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -37,7 +42,7 @@ errors++;
 if(data.text !== undefined){
 let data0 = data.text;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.properties.text.type,parentSchema:schema17.properties.text,data:data0};
+const err1 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.text.type,parentSchema:schema21.properties.text,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -50,7 +55,7 @@ errors++;
 if(data.reasoning !== undefined){
 let data1 = data.reasoning;
 if(typeof data1 !== "string"){
-const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.properties.reasoning.type,parentSchema:schema17.properties.reasoning,data:data1};
+const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.reasoning.type,parentSchema:schema21.properties.reasoning,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -64,7 +69,7 @@ if(data.toolCalls !== undefined){
 let data2 = data.toolCalls;
 if(Array.isArray(data2)){
 if(data2.length > 100){
-const err3 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema17.properties.toolCalls,data:data2};
+const err3 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema21.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -78,7 +83,7 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.name === undefined){
-const err4 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema18.required,parentSchema:schema18,data:data3};
+const err4 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema22.required,parentSchema:schema22,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -89,7 +94,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "name") || (key1 === "arguments"))){
-const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema18,data:data3};
+const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema22,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -103,7 +108,7 @@ if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
 if(func3(data4) > 200){
-const err6 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema18.properties.name,data:data4};
+const err6 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema22.properties.name,data:data4};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -113,7 +118,7 @@ vErrors.push(err6);
 errors++;
 }
 if(func3(data4) < 1){
-const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema18.properties.name,data:data4};
+const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema22.properties.name,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -124,7 +129,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema18.properties.name.type,parentSchema:schema18.properties.name,data:data4};
+const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.name.type,parentSchema:schema22.properties.name,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -137,7 +142,7 @@ errors++;
 if(data3.arguments !== undefined){
 let data5 = data3.arguments;
 if((typeof data5 !== "string") && (!(data5 && typeof data5 == "object" && !Array.isArray(data5)))){
-const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/SummaryToolCall/properties/arguments/type",keyword:"type",params:{type: schema18.properties.arguments.type},message:"must be string,object",schema:schema18.properties.arguments.type,parentSchema:schema18.properties.arguments,data:data5};
+const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/SummaryToolCall/properties/arguments/type",keyword:"type",params:{type: schema22.properties.arguments.type},message:"must be string,object",schema:schema22.properties.arguments.type,parentSchema:schema22.properties.arguments,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -149,7 +154,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data:data3};
+const err10 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -161,7 +166,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema17.properties.toolCalls.type,parentSchema:schema17.properties.toolCalls,data:data2};
+const err11 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema21.properties.toolCalls.type,parentSchema:schema21.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -174,7 +179,7 @@ errors++;
 if(data.images !== undefined){
 let data6 = data.images;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err12 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.images.type,parentSchema:schema17.properties.images,data:data6};
+const err12 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.images.type,parentSchema:schema21.properties.images,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -185,7 +190,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100 || isNaN(data6)){
-const err13 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema17.properties.images,data:data6};
+const err13 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema21.properties.images,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -195,7 +200,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data6 < 0 || isNaN(data6)){
-const err14 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema17.properties.images,data:data6};
+const err14 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema21.properties.images,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -209,7 +214,7 @@ errors++;
 if(data.finish !== undefined){
 let data7 = data.finish;
 if(typeof data7 !== "string"){
-const err15 = {instancePath:instancePath+"/finish",schemaPath:"#/properties/finish/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.properties.finish.type,parentSchema:schema17.properties.finish,data:data7};
+const err15 = {instancePath:instancePath+"/finish",schemaPath:"#/properties/finish/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.finish.type,parentSchema:schema21.properties.finish,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -219,7 +224,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data7 === "stop") || (data7 === "tool-calls")) || (data7 === "max-tokens"))){
-const err16 = {instancePath:instancePath+"/finish",schemaPath:"#/properties/finish/enum",keyword:"enum",params:{allowedValues: schema17.properties.finish.enum},message:"must be equal to one of the allowed values",schema:schema17.properties.finish.enum,parentSchema:schema17.properties.finish,data:data7};
+const err16 = {instancePath:instancePath+"/finish",schemaPath:"#/properties/finish/enum",keyword:"enum",params:{allowedValues: schema21.properties.finish.enum},message:"must be equal to one of the allowed values",schema:schema21.properties.finish.enum,parentSchema:schema21.properties.finish,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -232,7 +237,7 @@ errors++;
 if(data.chunks !== undefined){
 let data8 = data.chunks;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.chunks.type,parentSchema:schema17.properties.chunks,data:data8};
+const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.chunks.type,parentSchema:schema21.properties.chunks,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -243,7 +248,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 100000 || isNaN(data8)){
-const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema17.properties.chunks,data:data8};
+const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema21.properties.chunks,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -253,7 +258,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data8 < 1 || isNaN(data8)){
-const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema17.properties.chunks,data:data8};
+const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema21.properties.chunks,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -267,7 +272,7 @@ errors++;
 if(data.latencyMs !== undefined){
 let data9 = data.latencyMs;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err20 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.latencyMs.type,parentSchema:schema17.properties.latencyMs,data:data9};
+const err20 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.latencyMs.type,parentSchema:schema21.properties.latencyMs,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -278,7 +283,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err21 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema17.properties.latencyMs,data:data9};
+const err21 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema21.properties.latencyMs,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -291,7 +296,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -309,7 +314,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema16.type},message:"must be string,object",schema:schema16.type,parentSchema:schema16,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema20.type},message:"must be string,object",schema:schema20.type,parentSchema:schema20,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -345,7 +350,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(!(((data === "builtin") || (data === "reasoning-only")) || (data === "tool-call"))){
-const err2 = {instancePath,schemaPath:"#/then/enum",keyword:"enum",params:{allowedValues: schema16.then.enum},message:"must be equal to one of the allowed values",schema:schema16.then.enum,parentSchema:schema16.then,data};
+const err2 = {instancePath,schemaPath:"#/then/enum",keyword:"enum",params:{allowedValues: schema20.then.enum},message:"must be equal to one of the allowed values",schema:schema20.then.enum,parentSchema:schema20.then,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -366,7 +371,7 @@ let passing0 = null;
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.fixed === undefined){
-const err3 = {instancePath,schemaPath:"#/else/oneOf/0/required",keyword:"required",params:{missingProperty: "fixed"},message:"must have required property '"+"fixed"+"'",schema:schema16.else.oneOf[0].required,parentSchema:schema16.else.oneOf[0],data};
+const err3 = {instancePath,schemaPath:"#/else/oneOf/0/required",keyword:"required",params:{missingProperty: "fixed"},message:"must have required property '"+"fixed"+"'",schema:schema20.else.oneOf[0].required,parentSchema:schema20.else.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -384,7 +389,7 @@ passing0 = 0;
 const _errs8 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.ratio === undefined){
-const err4 = {instancePath,schemaPath:"#/else/oneOf/1/required",keyword:"required",params:{missingProperty: "ratio"},message:"must have required property '"+"ratio"+"'",schema:schema16.else.oneOf[1].required,parentSchema:schema16.else.oneOf[1],data};
+const err4 = {instancePath,schemaPath:"#/else/oneOf/1/required",keyword:"required",params:{missingProperty: "ratio"},message:"must have required property '"+"ratio"+"'",schema:schema20.else.oneOf[1].required,parentSchema:schema20.else.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -407,7 +412,7 @@ passing0 = 1;
 const _errs9 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.script === undefined){
-const err5 = {instancePath,schemaPath:"#/else/oneOf/2/required",keyword:"required",params:{missingProperty: "script"},message:"must have required property '"+"script"+"'",schema:schema16.else.oneOf[2].required,parentSchema:schema16.else.oneOf[2],data};
+const err5 = {instancePath,schemaPath:"#/else/oneOf/2/required",keyword:"required",params:{missingProperty: "script"},message:"must have required property '"+"script"+"'",schema:schema20.else.oneOf[2].required,parentSchema:schema20.else.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -430,7 +435,7 @@ passing0 = 2;
 }
 }
 if(!valid1){
-const err6 = {instancePath,schemaPath:"#/else/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema16.else.oneOf,parentSchema:schema16.else,data};
+const err6 = {instancePath,schemaPath:"#/else/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema20.else.oneOf,parentSchema:schema20.else,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -455,7 +460,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err7 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema16.if,parentSchema:schema16,data};
+const err7 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema20.if,parentSchema:schema20,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -467,7 +472,7 @@ errors++;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((key0 === "fixed") || (key0 === "ratio")) || (key0 === "script"))){
-const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema16,data};
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema20,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -480,7 +485,7 @@ errors++;
 if(data.fixed !== undefined){
 let data0 = data.fixed;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err9 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.properties.fixed.type,parentSchema:schema16.properties.fixed,data:data0};
+const err9 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema20.properties.fixed.type,parentSchema:schema20.properties.fixed,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -491,7 +496,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 4000000 || isNaN(data0)){
-const err10 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4000000},message:"must be <= 4000000",schema:4000000,parentSchema:schema16.properties.fixed,data:data0};
+const err10 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4000000},message:"must be <= 4000000",schema:4000000,parentSchema:schema20.properties.fixed,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -501,7 +506,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data0 < 1 || isNaN(data0)){
-const err11 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema16.properties.fixed,data:data0};
+const err11 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema20.properties.fixed,data:data0};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -516,7 +521,7 @@ if(data.ratio !== undefined){
 let data1 = data.ratio;
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 100 || isNaN(data1)){
-const err12 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema16.properties.ratio,data:data1};
+const err12 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema20.properties.ratio,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -526,7 +531,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data1 <= 0 || isNaN(data1)){
-const err13 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema16.properties.ratio,data:data1};
+const err13 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema20.properties.ratio,data:data1};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -537,7 +542,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema16.properties.ratio.type,parentSchema:schema16.properties.ratio,data:data1};
+const err14 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema20.properties.ratio.type,parentSchema:schema20.properties.ratio,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -551,7 +556,7 @@ if(data.script !== undefined){
 let data2 = data.script;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err15 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema16.properties.script,data:data2};
+const err15 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema20.properties.script,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -561,7 +566,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data2.length < 1){
-const err16 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema16.properties.script,data:data2};
+const err16 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema20.properties.script,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -579,7 +584,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.properties.script.type,parentSchema:schema16.properties.script,data:data2};
+const err17 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema20.properties.script.type,parentSchema:schema20.properties.script,data:data2};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -594,13 +599,14 @@ validate12.errors = vErrors;
 return errors === 0;
 }
 
+const schema23 = {"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}};
 
-function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.wire === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wire"},message:"must have required property '"+"wire"+"'",schema:schema14.required,parentSchema:schema14,data};
+if(data.model === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema23.required,parentSchema:schema23,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -609,8 +615,9 @@ vErrors.push(err0);
 }
 errors++;
 }
-if(data.model === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema14.required,parentSchema:schema14,data};
+for(const key0 in data){
+if(!(func2.call(schema23.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema23,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -619,9 +626,12 @@ vErrors.push(err1);
 }
 errors++;
 }
-for(const key0 in data){
-if(!(((((((key0 === "wire") || (key0 === "name")) || (key0 === "model")) || (key0 === "contextWindow")) || (key0 === "imageTokens")) || (key0 === "cache")) || (key0 === "summarizer"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema14,data};
+}
+if(data.model !== undefined){
+let data0 = data.model;
+if(typeof data0 === "string"){
+if(func3(data0) > 200){
+const err2 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema23.properties.model,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -630,11 +640,8 @@ vErrors.push(err2);
 }
 errors++;
 }
-}
-if(data.wire !== undefined){
-let data0 = data.wire;
-if(typeof data0 !== "string"){
-const err3 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.wire.type,parentSchema:schema14.properties.wire,data:data0};
+if(func3(data0) < 1){
+const err3 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema23.properties.model,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -643,8 +650,9 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!(((data0 === "openai") || (data0 === "deepseek")) || (data0 === "anthropic"))){
-const err4 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/enum",keyword:"enum",params:{allowedValues: schema14.properties.wire.enum},message:"must be equal to one of the allowed values",schema:schema14.properties.wire.enum,parentSchema:schema14.properties.wire,data:data0};
+}
+else {
+const err4 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.model.type,parentSchema:schema23.properties.model,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -654,11 +662,10 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.name !== undefined){
-let data1 = data.name;
-if(typeof data1 === "string"){
-if(func3(data1) > 200){
-const err5 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.name,data:data1};
+if(data.wire !== undefined){
+let data1 = data.wire;
+if(typeof data1 !== "string"){
+const err5 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.wire.type,parentSchema:schema23.properties.wire,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -667,8 +674,8 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(func3(data1) < 1){
-const err6 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.name,data:data1};
+if(!(((data1 === "openai") || (data1 === "deepseek")) || (data1 === "anthropic"))){
+const err6 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/enum",keyword:"enum",params:{allowedValues: schema23.properties.wire.enum},message:"must be equal to one of the allowed values",schema:schema23.properties.wire.enum,parentSchema:schema23.properties.wire,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -678,8 +685,10 @@ vErrors.push(err6);
 errors++;
 }
 }
-else {
-const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.name.type,parentSchema:schema14.properties.name,data:data1};
+if(data.contextWindow !== undefined){
+let data2 = data.contextWindow;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema23.properties.contextWindow.type,parentSchema:schema23.properties.contextWindow,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -688,12 +697,9 @@ vErrors.push(err7);
 }
 errors++;
 }
-}
-if(data.model !== undefined){
-let data2 = data.model;
-if(typeof data2 === "string"){
-if(func3(data2) > 200){
-const err8 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.model,data:data2};
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema23.properties.contextWindow,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -702,8 +708,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(func3(data2) < 1){
-const err9 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.model,data:data2};
+}
+}
+if(data.maxOutputTokens !== undefined){
+let data3 = data.maxOutputTokens;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err9 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.type,parentSchema:schema15,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -712,9 +722,9 @@ vErrors.push(err9);
 }
 errors++;
 }
-}
-else {
-const err10 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.model.type,parentSchema:schema14.properties.model,data:data2};
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -724,10 +734,11 @@ vErrors.push(err10);
 errors++;
 }
 }
-if(data.contextWindow !== undefined){
-let data3 = data.contextWindow;
-if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.contextWindow.type,parentSchema:schema14.properties.contextWindow,data:data3};
+}
+if(data.imageTokens !== undefined){
+let data4 = data.imageTokens;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err11 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema23.properties.imageTokens.type,parentSchema:schema23.properties.imageTokens,data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -736,9 +747,9 @@ vErrors.push(err11);
 }
 errors++;
 }
-if((typeof data3 == "number") && (isFinite(data3))){
-if(data3 < 1 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema14.properties.contextWindow,data:data3};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err12 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema23.properties.imageTokens,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -749,10 +760,10 @@ errors++;
 }
 }
 }
-if(data.imageTokens !== undefined){
-let data4 = data.imageTokens;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.imageTokens.type,parentSchema:schema14.properties.imageTokens,data:data4};
+if(data.tokenizer !== undefined){
+let data5 = data.tokenizer;
+if(typeof data5 !== "string"){
+const err13 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.type,parentSchema:schema16,data:data5};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -761,9 +772,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14.properties.imageTokens,data:data4};
+if(!((((data5 === "heuristic") || (data5 === "o200k_base")) || (data5 === "cl100k_base")) || (data5 === "dense"))){
+const err14 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/enum",keyword:"enum",params:{allowedValues: schema16.enum},message:"must be equal to one of the allowed values",schema:schema16.enum,parentSchema:schema16,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -773,13 +783,10 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-if(data.cache !== undefined){
-let data5 = data.cache;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-for(const key1 in data5){
-if(!((((((((key1 === "contract") || (key1 === "deviation")) || (key1 === "ttlMs")) || (key1 === "granularityTokens")) || (key1 === "retention")) || (key1 === "breakpoints")) || (key1 === "price")) || (key1 === "minimumCacheableTokens"))){
-const err15 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema15,data:data5};
+if(data.enforce !== undefined){
+let data6 = data.enforce;
+if((typeof data6 !== "string") && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
+const err15 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/type",keyword:"type",params:{type: schema17.type},message:"must be string,object",schema:schema17.type,parentSchema:schema17,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -788,11 +795,11 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data5.contract !== undefined){
-let data6 = data5.contract;
+const _errs19 = errors;
+let valid4 = true;
+const _errs20 = errors;
 if(typeof data6 !== "string"){
-const err16 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.contract.type,parentSchema:schema15.properties.contract,data:data6};
+const err16 = {};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -801,8 +808,21 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!((((data6 === "protocol") || (data6 === "openai")) || (data6 === "anthropic")) || (data6 === "deepseek"))){
-const err17 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/enum",keyword:"enum",params:{allowedValues: schema15.properties.contract.enum},message:"must be equal to one of the allowed values",schema:schema15.properties.contract.enum,parentSchema:schema15.properties.contract,data:data6};
+var _valid0 = _errs20 === errors;
+errors = _errs19;
+if(vErrors !== null){
+if(_errs19){
+vErrors.length = _errs19;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid0){
+const _errs22 = errors;
+if(!((data6 === "on") || (data6 === "off"))){
+const err17 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/then/enum",keyword:"enum",params:{allowedValues: schema17.then.enum},message:"must be equal to one of the allowed values",schema:schema17.then.enum,parentSchema:schema17.then,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -811,11 +831,16 @@ vErrors.push(err17);
 }
 errors++;
 }
+var _valid0 = _errs22 === errors;
+valid4 = _valid0;
+ifClause0 = "then";
 }
-if(data5.deviation !== undefined){
-let data7 = data5.deviation;
-if(typeof data7 !== "string"){
-const err18 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.deviation.type,parentSchema:schema15.properties.deviation,data:data7};
+else {
+const _errs23 = errors;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+for(const key1 in data6){
+if(!((((key1 === "window") || (key1 === "pairing")) || (key1 === "images")) || (key1 === "maxOutput"))){
+const err18 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema17.else,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -824,8 +849,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-if(!(((data7 === "none") || (data7 === "none-cached")) || (data7 === "half-cached"))){
-const err19 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/enum",keyword:"enum",params:{allowedValues: schema15.properties.deviation.enum},message:"must be equal to one of the allowed values",schema:schema15.properties.deviation.enum,parentSchema:schema15.properties.deviation,data:data7};
+}
+if(data6.window !== undefined){
+let data7 = data6.window;
+if((typeof data7 !== "boolean") && (typeof data7 !== "string")){
+const err19 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/type",keyword:"type",params:{type: schema17.else.properties.window.type},message:"must be boolean,string",schema:schema17.else.properties.window.type,parentSchema:schema17.else.properties.window,data:data7};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -834,15 +862,8 @@ vErrors.push(err19);
 }
 errors++;
 }
-}
-if(data5.ttlMs !== undefined){
-let data8 = data5.ttlMs;
-const _errs21 = errors;
-let valid3 = false;
-let passing0 = null;
-const _errs22 = errors;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err20 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.ttlMs.oneOf[0].type,parentSchema:schema15.properties.ttlMs.oneOf[0],data:data8};
+if(!((((data7 === true) || (data7 === false)) || (data7 === "prompt")) || (data7 === "prompt-plus-max-tokens"))){
+const err20 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/enum",keyword:"enum",params:{allowedValues: schema17.else.properties.window.enum},message:"must be equal to one of the allowed values",schema:schema17.else.properties.window.enum,parentSchema:schema17.else.properties.window,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -851,9 +872,11 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err21 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema15.properties.ttlMs.oneOf[0],data:data8};
+}
+if(data6.pairing !== undefined){
+let data8 = data6.pairing;
+if(typeof data8 !== "boolean"){
+const err21 = {instancePath:instancePath+"/enforce/pairing",schemaPath:"#/definitions/Enforce/else/properties/pairing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.pairing.type,parentSchema:schema17.else.properties.pairing,data:data8};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -863,14 +886,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-var _valid0 = _errs22 === errors;
-if(_valid0){
-valid3 = true;
-passing0 = 0;
-}
-const _errs24 = errors;
-if(data8 !== null){
-const err22 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema15.properties.ttlMs.oneOf[1].type,parentSchema:schema15.properties.ttlMs.oneOf[1],data:data8};
+if(data6.images !== undefined){
+let data9 = data6.images;
+if(typeof data9 !== "boolean"){
+const err22 = {instancePath:instancePath+"/enforce/images",schemaPath:"#/definitions/Enforce/else/properties/images/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.images.type,parentSchema:schema17.else.properties.images,data:data9};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -879,19 +898,11 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid0 = _errs24 === errors;
-if(_valid0 && valid3){
-valid3 = false;
-passing0 = [passing0, 1];
 }
-else {
-if(_valid0){
-valid3 = true;
-passing0 = 1;
-}
-}
-if(!valid3){
-const err23 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema15.properties.ttlMs.oneOf,parentSchema:schema15.properties.ttlMs,data:data8};
+if(data6.maxOutput !== undefined){
+let data10 = data6.maxOutput;
+if(typeof data10 !== "boolean"){
+const err23 = {instancePath:instancePath+"/enforce/maxOutput",schemaPath:"#/definitions/Enforce/else/properties/maxOutput/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.maxOutput.type,parentSchema:schema17.else.properties.maxOutput,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -900,22 +911,14 @@ vErrors.push(err23);
 }
 errors++;
 }
-else {
-errors = _errs21;
-if(vErrors !== null){
-if(_errs21){
-vErrors.length = _errs21;
-}
-else {
-vErrors = null;
 }
 }
+var _valid0 = _errs23 === errors;
+valid4 = _valid0;
+ifClause0 = "else";
 }
-}
-if(data5.granularityTokens !== undefined){
-let data9 = data5.granularityTokens;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err24 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.granularityTokens.type,parentSchema:schema15.properties.granularityTokens,data:data9};
+if(!valid4){
+const err24 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema17.if,parentSchema:schema17,data:data6};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -924,9 +927,13 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 1 || isNaN(data9)){
-const err25 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15.properties.granularityTokens,data:data9};
+}
+if(data.limits !== undefined){
+let data11 = data.limits;
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key2 in data11){
+if(!(((key2 === "imagesPerRequest") || (key2 === "imageBytes")) || (key2 === "requestImageBytes"))){
+const err25 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema18,data:data11};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -936,11 +943,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
-if(data5.retention !== undefined){
-let data10 = data5.retention;
-if(typeof data10 !== "string"){
-const err26 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.retention.type,parentSchema:schema15.properties.retention,data:data10};
+if(data11.imagesPerRequest !== undefined){
+let data12 = data11.imagesPerRequest;
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err26 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.imagesPerRequest.type,parentSchema:schema18.properties.imagesPerRequest,data:data12};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -949,8 +955,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-if(!((data10 === "short") || (data10 === "long"))){
-const err27 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/enum",keyword:"enum",params:{allowedValues: schema15.properties.retention.enum},message:"must be equal to one of the allowed values",schema:schema15.properties.retention.enum,parentSchema:schema15.properties.retention,data:data10};
+if((typeof data12 == "number") && (isFinite(data12))){
+if(data12 < 1 || isNaN(data12)){
+const err27 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.imagesPerRequest,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -960,11 +967,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data5.breakpoints !== undefined){
-let data11 = data5.breakpoints;
-if(Array.isArray(data11)){
-if(data11.length > 4){
-const err28 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items",schema:4,parentSchema:schema15.properties.breakpoints,data:data11};
+}
+if(data11.imageBytes !== undefined){
+let data13 = data11.imageBytes;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err28 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.imageBytes.type,parentSchema:schema18.properties.imageBytes,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -973,8 +980,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-if(data11.length < 1){
-const err29 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema15.properties.breakpoints,data:data11};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 1 || isNaN(data13)){
+const err29 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.imageBytes,data:data13};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -983,11 +991,12 @@ vErrors.push(err29);
 }
 errors++;
 }
-const len0 = data11.length;
-for(let i0=0; i0<len0; i0++){
-let data12 = data11[i0];
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err30 = {instancePath:instancePath+"/cache/breakpoints/" + i0,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.breakpoints.items.type,parentSchema:schema15.properties.breakpoints.items,data:data12};
+}
+}
+if(data11.requestImageBytes !== undefined){
+let data14 = data11.requestImageBytes;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err30 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.requestImageBytes.type,parentSchema:schema18.properties.requestImageBytes,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -996,9 +1005,9 @@ vErrors.push(err30);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err31 = {instancePath:instancePath+"/cache/breakpoints/" + i0,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema15.properties.breakpoints.items,data:data12};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 1 || isNaN(data14)){
+const err31 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.requestImageBytes,data:data14};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1011,7 +1020,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema15.properties.breakpoints.type,parentSchema:schema15.properties.breakpoints,data:data11};
+const err32 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1021,11 +1030,10 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data5.price !== undefined){
-let data13 = data5.price;
-if(typeof data13 === "string"){
-if(func3(data13) < 1){
-const err33 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15.properties.price,data:data13};
+if(data.usage !== undefined){
+let data15 = data.usage;
+if(typeof data15 !== "string"){
+const err33 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data:data15};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1034,51 +1042,13 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-else {
-const err34 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.price.type,parentSchema:schema15.properties.price,data:data13};
+if(!(((data15 === "reported") || (data15 === "omitted")) || (data15 === "late"))){
+const err34 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/enum",keyword:"enum",params:{allowedValues: schema19.enum},message:"must be equal to one of the allowed values",schema:schema19.enum,parentSchema:schema19,data:data15};
 if(vErrors === null){
 vErrors = [err34];
 }
 else {
 vErrors.push(err34);
-}
-errors++;
-}
-}
-if(data5.minimumCacheableTokens !== undefined){
-let data14 = data5.minimumCacheableTokens;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err35 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.minimumCacheableTokens.type,parentSchema:schema15.properties.minimumCacheableTokens,data:data14};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 0 || isNaN(data14)){
-const err36 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema15.properties.minimumCacheableTokens,data:data14};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err37 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data:data5};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
 }
 errors++;
 }
@@ -1091,7 +1061,541 @@ errors = vErrors.length;
 }
 }
 else {
-const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+validate16.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate11(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+const _errs1 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs2 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.model === undefined){
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema14.oneOf[0].required,parentSchema:schema14.oneOf[0],data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var _valid0 = _errs2 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs3 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.routes === undefined){
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "routes"},message:"must have required property '"+"routes"+"'",schema:schema14.oneOf[1].required,parentSchema:schema14.oneOf[1],data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+var _valid0 = _errs3 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema14.oneOf,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+else {
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.wire === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "wire"},message:"must have required property '"+"wire"+"'",schema:schema14.required,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema14.properties, key0))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.wire !== undefined){
+let data0 = data.wire;
+if(typeof data0 !== "string"){
+const err5 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.wire.type,parentSchema:schema14.properties.wire,data:data0};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(!(((data0 === "openai") || (data0 === "deepseek")) || (data0 === "anthropic"))){
+const err6 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/enum",keyword:"enum",params:{allowedValues: schema14.properties.wire.enum},message:"must be equal to one of the allowed values",schema:schema14.properties.wire.enum,parentSchema:schema14.properties.wire,data:data0};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data1 = data.name;
+if(typeof data1 === "string"){
+if(func3(data1) > 200){
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.name,data:data1};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(func3(data1) < 1){
+const err8 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.name,data:data1};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+else {
+const err9 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.name.type,parentSchema:schema14.properties.name,data:data1};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.model !== undefined){
+let data2 = data.model;
+if(typeof data2 === "string"){
+if(func3(data2) > 200){
+const err10 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.model,data:data2};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(func3(data2) < 1){
+const err11 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.model,data:data2};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.model.type,parentSchema:schema14.properties.model,data:data2};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.contextWindow !== undefined){
+let data3 = data.contextWindow;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err13 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.contextWindow.type,parentSchema:schema14.properties.contextWindow,data:data3};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 1 || isNaN(data3)){
+const err14 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema14.properties.contextWindow,data:data3};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.imageTokens !== undefined){
+let data4 = data.imageTokens;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.imageTokens.type,parentSchema:schema14.properties.imageTokens,data:data4};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err16 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14.properties.imageTokens,data:data4};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+}
+if(data.maxOutputTokens !== undefined){
+let data5 = data.maxOutputTokens;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err17 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.type,parentSchema:schema15,data:data5};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err18 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15,data:data5};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+}
+if(data.tokenizer !== undefined){
+let data6 = data.tokenizer;
+if(typeof data6 !== "string"){
+const err19 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.type,parentSchema:schema16,data:data6};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(!((((data6 === "heuristic") || (data6 === "o200k_base")) || (data6 === "cl100k_base")) || (data6 === "dense"))){
+const err20 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/enum",keyword:"enum",params:{allowedValues: schema16.enum},message:"must be equal to one of the allowed values",schema:schema16.enum,parentSchema:schema16,data:data6};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.enforce !== undefined){
+let data7 = data.enforce;
+if((typeof data7 !== "string") && (!(data7 && typeof data7 == "object" && !Array.isArray(data7)))){
+const err21 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/type",keyword:"type",params:{type: schema17.type},message:"must be string,object",schema:schema17.type,parentSchema:schema17,data:data7};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+const _errs24 = errors;
+let valid5 = true;
+const _errs25 = errors;
+if(typeof data7 !== "string"){
+const err22 = {};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+var _valid1 = _errs25 === errors;
+errors = _errs24;
+if(vErrors !== null){
+if(_errs24){
+vErrors.length = _errs24;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid1){
+const _errs27 = errors;
+if(!((data7 === "on") || (data7 === "off"))){
+const err23 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/then/enum",keyword:"enum",params:{allowedValues: schema17.then.enum},message:"must be equal to one of the allowed values",schema:schema17.then.enum,parentSchema:schema17.then,data:data7};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+var _valid1 = _errs27 === errors;
+valid5 = _valid1;
+ifClause0 = "then";
+}
+else {
+const _errs28 = errors;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key1 in data7){
+if(!((((key1 === "window") || (key1 === "pairing")) || (key1 === "images")) || (key1 === "maxOutput"))){
+const err24 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema17.else,data:data7};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+if(data7.window !== undefined){
+let data8 = data7.window;
+if((typeof data8 !== "boolean") && (typeof data8 !== "string")){
+const err25 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/type",keyword:"type",params:{type: schema17.else.properties.window.type},message:"must be boolean,string",schema:schema17.else.properties.window.type,parentSchema:schema17.else.properties.window,data:data8};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(!((((data8 === true) || (data8 === false)) || (data8 === "prompt")) || (data8 === "prompt-plus-max-tokens"))){
+const err26 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/enum",keyword:"enum",params:{allowedValues: schema17.else.properties.window.enum},message:"must be equal to one of the allowed values",schema:schema17.else.properties.window.enum,parentSchema:schema17.else.properties.window,data:data8};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+if(data7.pairing !== undefined){
+let data9 = data7.pairing;
+if(typeof data9 !== "boolean"){
+const err27 = {instancePath:instancePath+"/enforce/pairing",schemaPath:"#/definitions/Enforce/else/properties/pairing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.pairing.type,parentSchema:schema17.else.properties.pairing,data:data9};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data7.images !== undefined){
+let data10 = data7.images;
+if(typeof data10 !== "boolean"){
+const err28 = {instancePath:instancePath+"/enforce/images",schemaPath:"#/definitions/Enforce/else/properties/images/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.images.type,parentSchema:schema17.else.properties.images,data:data10};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data7.maxOutput !== undefined){
+let data11 = data7.maxOutput;
+if(typeof data11 !== "boolean"){
+const err29 = {instancePath:instancePath+"/enforce/maxOutput",schemaPath:"#/definitions/Enforce/else/properties/maxOutput/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.maxOutput.type,parentSchema:schema17.else.properties.maxOutput,data:data11};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+var _valid1 = _errs28 === errors;
+valid5 = _valid1;
+ifClause0 = "else";
+}
+if(!valid5){
+const err30 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema17.if,parentSchema:schema17,data:data7};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data.limits !== undefined){
+let data12 = data.limits;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key2 in data12){
+if(!(((key2 === "imagesPerRequest") || (key2 === "imageBytes")) || (key2 === "requestImageBytes"))){
+const err31 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema18,data:data12};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data12.imagesPerRequest !== undefined){
+let data13 = data12.imagesPerRequest;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err32 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.imagesPerRequest.type,parentSchema:schema18.properties.imagesPerRequest,data:data13};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 1 || isNaN(data13)){
+const err33 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.imagesPerRequest,data:data13};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+if(data12.imageBytes !== undefined){
+let data14 = data12.imageBytes;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err34 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.imageBytes.type,parentSchema:schema18.properties.imageBytes,data:data14};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 1 || isNaN(data14)){
+const err35 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.imageBytes,data:data14};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+if(data12.requestImageBytes !== undefined){
+let data15 = data12.requestImageBytes;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err36 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.requestImageBytes.type,parentSchema:schema18.properties.requestImageBytes,data:data15};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 1 || isNaN(data15)){
+const err37 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.requestImageBytes,data:data15};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data:data12};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1100,20 +1604,482 @@ vErrors.push(err38);
 }
 errors++;
 }
+}
+if(data.usage !== undefined){
+let data16 = data.usage;
+if(typeof data16 !== "string"){
+const err39 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data:data16};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(!(((data16 === "reported") || (data16 === "omitted")) || (data16 === "late"))){
+const err40 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/enum",keyword:"enum",params:{allowedValues: schema19.enum},message:"must be equal to one of the allowed values",schema:schema19.enum,parentSchema:schema19,data:data16};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data.summarizer !== undefined){
+if(!(validate12(data.summarizer, {instancePath:instancePath+"/summarizer",parentData:data,parentDataProperty:"summarizer",rootData}))){
+vErrors = vErrors === null ? validate12.errors : vErrors.concat(validate12.errors);
+errors = vErrors.length;
+}
+}
+if(data.routes !== undefined){
+let data18 = data.routes;
+if(Array.isArray(data18)){
+if(data18.length > 100){
+const err41 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema14.properties.routes,data:data18};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(data18.length < 1){
+const err42 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema14.properties.routes,data:data18};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+const len0 = data18.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate16(data18[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data18,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema14.properties.routes.type,parentSchema:schema14.properties.routes,data:data18};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+}
+if(data.conversation !== undefined){
+let data20 = data.conversation;
+if(typeof data20 === "string"){
+if(func3(data20) > 200){
+const err44 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.conversation,data:data20};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+if(func3(data20) < 1){
+const err45 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.conversation,data:data20};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.conversation.type,parentSchema:schema14.properties.conversation,data:data20};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+if(data.summary !== undefined){
+let data21 = data.summary;
+if(typeof data21 === "string"){
+if(func3(data21) > 200){
+const err47 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.summary,data:data21};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(func3(data21) < 1){
+const err48 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.summary,data:data21};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.summary.type,parentSchema:schema14.properties.summary,data:data21};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+if(data.cache !== undefined){
+let data22 = data.cache;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+for(const key3 in data22){
+if(!((((((((key3 === "contract") || (key3 === "deviation")) || (key3 === "ttlMs")) || (key3 === "granularityTokens")) || (key3 === "retention")) || (key3 === "breakpoints")) || (key3 === "price")) || (key3 === "minimumCacheableTokens"))){
+const err50 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema29,data:data22};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
+if(data22.contract !== undefined){
+let data23 = data22.contract;
+if(typeof data23 !== "string"){
+const err51 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.contract.type,parentSchema:schema29.properties.contract,data:data23};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
+if(!((((data23 === "protocol") || (data23 === "openai")) || (data23 === "anthropic")) || (data23 === "deepseek"))){
+const err52 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/enum",keyword:"enum",params:{allowedValues: schema29.properties.contract.enum},message:"must be equal to one of the allowed values",schema:schema29.properties.contract.enum,parentSchema:schema29.properties.contract,data:data23};
+if(vErrors === null){
+vErrors = [err52];
+}
+else {
+vErrors.push(err52);
+}
+errors++;
+}
+}
+if(data22.deviation !== undefined){
+let data24 = data22.deviation;
+if(typeof data24 !== "string"){
+const err53 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.deviation.type,parentSchema:schema29.properties.deviation,data:data24};
+if(vErrors === null){
+vErrors = [err53];
+}
+else {
+vErrors.push(err53);
+}
+errors++;
+}
+if(!(((data24 === "none") || (data24 === "none-cached")) || (data24 === "half-cached"))){
+const err54 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/enum",keyword:"enum",params:{allowedValues: schema29.properties.deviation.enum},message:"must be equal to one of the allowed values",schema:schema29.properties.deviation.enum,parentSchema:schema29.properties.deviation,data:data24};
+if(vErrors === null){
+vErrors = [err54];
+}
+else {
+vErrors.push(err54);
+}
+errors++;
+}
+}
+if(data22.ttlMs !== undefined){
+let data25 = data22.ttlMs;
+const _errs68 = errors;
+let valid14 = false;
+let passing1 = null;
+const _errs69 = errors;
+if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
+const err55 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.ttlMs.oneOf[0].type,parentSchema:schema29.properties.ttlMs.oneOf[0],data:data25};
+if(vErrors === null){
+vErrors = [err55];
+}
+else {
+vErrors.push(err55);
+}
+errors++;
+}
+if((typeof data25 == "number") && (isFinite(data25))){
+if(data25 < 0 || isNaN(data25)){
+const err56 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema29.properties.ttlMs.oneOf[0],data:data25};
+if(vErrors === null){
+vErrors = [err56];
+}
+else {
+vErrors.push(err56);
+}
+errors++;
+}
+}
+var _valid2 = _errs69 === errors;
+if(_valid2){
+valid14 = true;
+passing1 = 0;
+}
+const _errs71 = errors;
+if(data25 !== null){
+const err57 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema29.properties.ttlMs.oneOf[1].type,parentSchema:schema29.properties.ttlMs.oneOf[1],data:data25};
+if(vErrors === null){
+vErrors = [err57];
+}
+else {
+vErrors.push(err57);
+}
+errors++;
+}
+var _valid2 = _errs71 === errors;
+if(_valid2 && valid14){
+valid14 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid2){
+valid14 = true;
+passing1 = 1;
+}
+}
+if(!valid14){
+const err58 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema29.properties.ttlMs.oneOf,parentSchema:schema29.properties.ttlMs,data:data25};
+if(vErrors === null){
+vErrors = [err58];
+}
+else {
+vErrors.push(err58);
+}
+errors++;
+}
+else {
+errors = _errs68;
+if(vErrors !== null){
+if(_errs68){
+vErrors.length = _errs68;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data22.granularityTokens !== undefined){
+let data26 = data22.granularityTokens;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err59 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.granularityTokens.type,parentSchema:schema29.properties.granularityTokens,data:data26};
+if(vErrors === null){
+vErrors = [err59];
+}
+else {
+vErrors.push(err59);
+}
+errors++;
+}
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 1 || isNaN(data26)){
+const err60 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema29.properties.granularityTokens,data:data26};
+if(vErrors === null){
+vErrors = [err60];
+}
+else {
+vErrors.push(err60);
+}
+errors++;
+}
+}
+}
+if(data22.retention !== undefined){
+let data27 = data22.retention;
+if(typeof data27 !== "string"){
+const err61 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.retention.type,parentSchema:schema29.properties.retention,data:data27};
+if(vErrors === null){
+vErrors = [err61];
+}
+else {
+vErrors.push(err61);
+}
+errors++;
+}
+if(!((data27 === "short") || (data27 === "long"))){
+const err62 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/enum",keyword:"enum",params:{allowedValues: schema29.properties.retention.enum},message:"must be equal to one of the allowed values",schema:schema29.properties.retention.enum,parentSchema:schema29.properties.retention,data:data27};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
+}
+errors++;
+}
+}
+if(data22.breakpoints !== undefined){
+let data28 = data22.breakpoints;
+if(Array.isArray(data28)){
+if(data28.length > 4){
+const err63 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items",schema:4,parentSchema:schema29.properties.breakpoints,data:data28};
+if(vErrors === null){
+vErrors = [err63];
+}
+else {
+vErrors.push(err63);
+}
+errors++;
+}
+if(data28.length < 1){
+const err64 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema29.properties.breakpoints,data:data28};
+if(vErrors === null){
+vErrors = [err64];
+}
+else {
+vErrors.push(err64);
+}
+errors++;
+}
+const len1 = data28.length;
+for(let i1=0; i1<len1; i1++){
+let data29 = data28[i1];
+if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
+const err65 = {instancePath:instancePath+"/cache/breakpoints/" + i1,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.breakpoints.items.type,parentSchema:schema29.properties.breakpoints.items,data:data29};
+if(vErrors === null){
+vErrors = [err65];
+}
+else {
+vErrors.push(err65);
+}
+errors++;
+}
+if((typeof data29 == "number") && (isFinite(data29))){
+if(data29 < 0 || isNaN(data29)){
+const err66 = {instancePath:instancePath+"/cache/breakpoints/" + i1,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema29.properties.breakpoints.items,data:data29};
+if(vErrors === null){
+vErrors = [err66];
+}
+else {
+vErrors.push(err66);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err67 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema29.properties.breakpoints.type,parentSchema:schema29.properties.breakpoints,data:data28};
+if(vErrors === null){
+vErrors = [err67];
+}
+else {
+vErrors.push(err67);
+}
+errors++;
+}
+}
+if(data22.price !== undefined){
+let data30 = data22.price;
+if(typeof data30 === "string"){
+if(func3(data30) < 1){
+const err68 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema29.properties.price,data:data30};
+if(vErrors === null){
+vErrors = [err68];
+}
+else {
+vErrors.push(err68);
+}
+errors++;
+}
+}
+else {
+const err69 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.price.type,parentSchema:schema29.properties.price,data:data30};
+if(vErrors === null){
+vErrors = [err69];
+}
+else {
+vErrors.push(err69);
+}
+errors++;
+}
+}
+if(data22.minimumCacheableTokens !== undefined){
+let data31 = data22.minimumCacheableTokens;
+if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
+const err70 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.minimumCacheableTokens.type,parentSchema:schema29.properties.minimumCacheableTokens,data:data31};
+if(vErrors === null){
+vErrors = [err70];
+}
+else {
+vErrors.push(err70);
+}
+errors++;
+}
+if((typeof data31 == "number") && (isFinite(data31))){
+if(data31 < 0 || isNaN(data31)){
+const err71 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema29.properties.minimumCacheableTokens,data:data31};
+if(vErrors === null){
+vErrors = [err71];
+}
+else {
+vErrors.push(err71);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err72 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data:data22};
+if(vErrors === null){
+vErrors = [err72];
+}
+else {
+vErrors.push(err72);
+}
+errors++;
+}
+}
+}
+else {
+const err73 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err73];
+}
+else {
+vErrors.push(err73);
+}
+errors++;
+}
 validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema19 = {"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}};
-const schema20 = {"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}};
+const schema30 = {"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}};
+const schema31 = {"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}};
 
-function validate17(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema19.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema19,data};
+if(!(func2.call(schema30.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema30,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1126,7 +2092,7 @@ errors++;
 if(data.thresholdRatio !== undefined){
 let data0 = data.thresholdRatio;
 if(!((typeof data0 == "number") && (isFinite(data0)))){
-const err1 = {instancePath:instancePath+"/thresholdRatio",schemaPath:"#/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema19.properties.thresholdRatio.type,parentSchema:schema19.properties.thresholdRatio,data:data0};
+const err1 = {instancePath:instancePath+"/thresholdRatio",schemaPath:"#/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema30.properties.thresholdRatio.type,parentSchema:schema30.properties.thresholdRatio,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1139,7 +2105,7 @@ errors++;
 if(data.retainRatio !== undefined){
 let data1 = data.retainRatio;
 if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err2 = {instancePath:instancePath+"/retainRatio",schemaPath:"#/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema19.properties.retainRatio.type,parentSchema:schema19.properties.retainRatio,data:data1};
+const err2 = {instancePath:instancePath+"/retainRatio",schemaPath:"#/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema30.properties.retainRatio.type,parentSchema:schema30.properties.retainRatio,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1152,7 +2118,7 @@ errors++;
 if(data.retainTokens !== undefined){
 let data2 = data.retainTokens;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err3 = {instancePath:instancePath+"/retainTokens",schemaPath:"#/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.retainTokens.type,parentSchema:schema19.properties.retainTokens,data:data2};
+const err3 = {instancePath:instancePath+"/retainTokens",schemaPath:"#/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.retainTokens.type,parentSchema:schema30.properties.retainTokens,data:data2};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1165,7 +2131,7 @@ errors++;
 if(data.summarizationProvider !== undefined){
 let data3 = data.summarizationProvider;
 if(typeof data3 !== "string"){
-const err4 = {instancePath:instancePath+"/summarizationProvider",schemaPath:"#/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.properties.summarizationProvider.type,parentSchema:schema19.properties.summarizationProvider,data:data3};
+const err4 = {instancePath:instancePath+"/summarizationProvider",schemaPath:"#/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.summarizationProvider.type,parentSchema:schema30.properties.summarizationProvider,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1178,7 +2144,7 @@ errors++;
 if(data.summarizationModel !== undefined){
 let data4 = data.summarizationModel;
 if(typeof data4 !== "string"){
-const err5 = {instancePath:instancePath+"/summarizationModel",schemaPath:"#/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.properties.summarizationModel.type,parentSchema:schema19.properties.summarizationModel,data:data4};
+const err5 = {instancePath:instancePath+"/summarizationModel",schemaPath:"#/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.summarizationModel.type,parentSchema:schema30.properties.summarizationModel,data:data4};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1191,7 +2157,7 @@ errors++;
 if(data.maxTokens !== undefined){
 let data5 = data.maxTokens;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err6 = {instancePath:instancePath+"/maxTokens",schemaPath:"#/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.maxTokens.type,parentSchema:schema19.properties.maxTokens,data:data5};
+const err6 = {instancePath:instancePath+"/maxTokens",schemaPath:"#/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.maxTokens.type,parentSchema:schema30.properties.maxTokens,data:data5};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1204,7 +2170,7 @@ errors++;
 if(data.compactionRetries !== undefined){
 let data6 = data.compactionRetries;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err7 = {instancePath:instancePath+"/compactionRetries",schemaPath:"#/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.compactionRetries.type,parentSchema:schema19.properties.compactionRetries,data:data6};
+const err7 = {instancePath:instancePath+"/compactionRetries",schemaPath:"#/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.compactionRetries.type,parentSchema:schema30.properties.compactionRetries,data:data6};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1217,7 +2183,7 @@ errors++;
 if(data.maxOverflowRetries !== undefined){
 let data7 = data.maxOverflowRetries;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err8 = {instancePath:instancePath+"/maxOverflowRetries",schemaPath:"#/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.maxOverflowRetries.type,parentSchema:schema19.properties.maxOverflowRetries,data:data7};
+const err8 = {instancePath:instancePath+"/maxOverflowRetries",schemaPath:"#/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.maxOverflowRetries.type,parentSchema:schema30.properties.maxOverflowRetries,data:data7};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1231,7 +2197,7 @@ if(data.modelPolicies !== undefined){
 let data8 = data.modelPolicies;
 if(Array.isArray(data8)){
 if(data8.length > 100){
-const err9 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema19.properties.modelPolicies,data:data8};
+const err9 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema30.properties.modelPolicies,data:data8};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1245,7 +2211,7 @@ for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.provider === undefined){
-const err10 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema20.required,parentSchema:schema20,data:data9};
+const err10 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema31.required,parentSchema:schema31,data:data9};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1255,7 +2221,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data9.model === undefined){
-const err11 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema20.required,parentSchema:schema20,data:data9};
+const err11 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema31.required,parentSchema:schema31,data:data9};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1265,8 +2231,8 @@ vErrors.push(err11);
 errors++;
 }
 for(const key1 in data9){
-if(!(func2.call(schema20.properties, key1))){
-const err12 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema20,data:data9};
+if(!(func2.call(schema31.properties, key1))){
+const err12 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema31,data:data9};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1279,7 +2245,7 @@ errors++;
 if(data9.provider !== undefined){
 let data10 = data9.provider;
 if(typeof data10 !== "string"){
-const err13 = {instancePath:instancePath+"/modelPolicies/" + i0+"/provider",schemaPath:"#/definitions/ModelPolicy/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.properties.provider.type,parentSchema:schema20.properties.provider,data:data10};
+const err13 = {instancePath:instancePath+"/modelPolicies/" + i0+"/provider",schemaPath:"#/definitions/ModelPolicy/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.provider.type,parentSchema:schema31.properties.provider,data:data10};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1292,7 +2258,7 @@ errors++;
 if(data9.model !== undefined){
 let data11 = data9.model;
 if(typeof data11 !== "string"){
-const err14 = {instancePath:instancePath+"/modelPolicies/" + i0+"/model",schemaPath:"#/definitions/ModelPolicy/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.properties.model.type,parentSchema:schema20.properties.model,data:data11};
+const err14 = {instancePath:instancePath+"/modelPolicies/" + i0+"/model",schemaPath:"#/definitions/ModelPolicy/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.model.type,parentSchema:schema31.properties.model,data:data11};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1305,7 +2271,7 @@ errors++;
 if(data9.thresholdRatio !== undefined){
 let data12 = data9.thresholdRatio;
 if(!((typeof data12 == "number") && (isFinite(data12)))){
-const err15 = {instancePath:instancePath+"/modelPolicies/" + i0+"/thresholdRatio",schemaPath:"#/definitions/ModelPolicy/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema20.properties.thresholdRatio.type,parentSchema:schema20.properties.thresholdRatio,data:data12};
+const err15 = {instancePath:instancePath+"/modelPolicies/" + i0+"/thresholdRatio",schemaPath:"#/definitions/ModelPolicy/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema31.properties.thresholdRatio.type,parentSchema:schema31.properties.thresholdRatio,data:data12};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1318,7 +2284,7 @@ errors++;
 if(data9.retainRatio !== undefined){
 let data13 = data9.retainRatio;
 if(!((typeof data13 == "number") && (isFinite(data13)))){
-const err16 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainRatio",schemaPath:"#/definitions/ModelPolicy/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema20.properties.retainRatio.type,parentSchema:schema20.properties.retainRatio,data:data13};
+const err16 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainRatio",schemaPath:"#/definitions/ModelPolicy/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema31.properties.retainRatio.type,parentSchema:schema31.properties.retainRatio,data:data13};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1331,7 +2297,7 @@ errors++;
 if(data9.retainTokens !== undefined){
 let data14 = data9.retainTokens;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err17 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainTokens",schemaPath:"#/definitions/ModelPolicy/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema20.properties.retainTokens.type,parentSchema:schema20.properties.retainTokens,data:data14};
+const err17 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainTokens",schemaPath:"#/definitions/ModelPolicy/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.retainTokens.type,parentSchema:schema31.properties.retainTokens,data:data14};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1344,7 +2310,7 @@ errors++;
 if(data9.summarizationProvider !== undefined){
 let data15 = data9.summarizationProvider;
 if(typeof data15 !== "string"){
-const err18 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationProvider",schemaPath:"#/definitions/ModelPolicy/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.properties.summarizationProvider.type,parentSchema:schema20.properties.summarizationProvider,data:data15};
+const err18 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationProvider",schemaPath:"#/definitions/ModelPolicy/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.summarizationProvider.type,parentSchema:schema31.properties.summarizationProvider,data:data15};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1357,7 +2323,7 @@ errors++;
 if(data9.summarizationModel !== undefined){
 let data16 = data9.summarizationModel;
 if(typeof data16 !== "string"){
-const err19 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationModel",schemaPath:"#/definitions/ModelPolicy/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.properties.summarizationModel.type,parentSchema:schema20.properties.summarizationModel,data:data16};
+const err19 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationModel",schemaPath:"#/definitions/ModelPolicy/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.summarizationModel.type,parentSchema:schema31.properties.summarizationModel,data:data16};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1370,7 +2336,7 @@ errors++;
 if(data9.maxTokens !== undefined){
 let data17 = data9.maxTokens;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err20 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxTokens",schemaPath:"#/definitions/ModelPolicy/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema20.properties.maxTokens.type,parentSchema:schema20.properties.maxTokens,data:data17};
+const err20 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxTokens",schemaPath:"#/definitions/ModelPolicy/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.maxTokens.type,parentSchema:schema31.properties.maxTokens,data:data17};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1383,7 +2349,7 @@ errors++;
 if(data9.compactionRetries !== undefined){
 let data18 = data9.compactionRetries;
 if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err21 = {instancePath:instancePath+"/modelPolicies/" + i0+"/compactionRetries",schemaPath:"#/definitions/ModelPolicy/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema20.properties.compactionRetries.type,parentSchema:schema20.properties.compactionRetries,data:data18};
+const err21 = {instancePath:instancePath+"/modelPolicies/" + i0+"/compactionRetries",schemaPath:"#/definitions/ModelPolicy/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.compactionRetries.type,parentSchema:schema31.properties.compactionRetries,data:data18};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1396,7 +2362,7 @@ errors++;
 if(data9.maxOverflowRetries !== undefined){
 let data19 = data9.maxOverflowRetries;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err22 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxOverflowRetries",schemaPath:"#/definitions/ModelPolicy/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema20.properties.maxOverflowRetries.type,parentSchema:schema20.properties.maxOverflowRetries,data:data19};
+const err22 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxOverflowRetries",schemaPath:"#/definitions/ModelPolicy/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.maxOverflowRetries.type,parentSchema:schema31.properties.maxOverflowRetries,data:data19};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1408,7 +2374,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data:data9};
+const err23 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1420,7 +2386,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema19.properties.modelPolicies.type,parentSchema:schema19.properties.modelPolicies,data:data8};
+const err24 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema30.properties.modelPolicies.type,parentSchema:schema30.properties.modelPolicies,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1433,7 +2399,7 @@ errors++;
 if(data.auto !== undefined){
 let data20 = data.auto;
 if(typeof data20 !== "boolean"){
-const err25 = {instancePath:instancePath+"/auto",schemaPath:"#/properties/auto/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema19.properties.auto.type,parentSchema:schema19.properties.auto,data:data20};
+const err25 = {instancePath:instancePath+"/auto",schemaPath:"#/properties/auto/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema30.properties.auto.type,parentSchema:schema30.properties.auto,data:data20};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1445,7 +2411,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1454,27 +2420,27 @@ vErrors.push(err26);
 }
 errors++;
 }
-validate17.errors = vErrors;
+validate20.errors = vErrors;
 return errors === 0;
 }
 
-const schema22 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate` or `inline`.","x-expected":"exactly one of the keys recorded, generate, inline","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]}],"dependencies":{"dialect":["recorded"]}};
-const schema24 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}};
+const schema33 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate` or `inline`.","x-expected":"exactly one of the keys recorded, generate, inline","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]}],"dependencies":{"dialect":["recorded"]}};
+const schema35 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}};
 const pattern2 = new RegExp("^[a-z][a-z0-9-]*$", "u");
-const schema25 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}};
-const schema26 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
-const schema27 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
-const schema28 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
-const schema31 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
-const schema29 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
-const schema30 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
+const schema36 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}};
+const schema37 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
+const schema38 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
+const schema39 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema42 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
+const schema40 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
+const schema41 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema29.required,parentSchema:schema29,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema40.required,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1484,7 +2450,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.attachment === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema29.required,parentSchema:schema29,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema40.required,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1495,7 +2461,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "attachment"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema29,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1508,7 +2474,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if("image" !== data0){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema29.properties.type,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema40.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1522,7 +2488,7 @@ if(data.attachment !== undefined){
 let data1 = data.attachment;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.attachmentId === undefined){
-const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema30.required,parentSchema:schema30,data:data1};
+const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1532,7 +2498,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data1.mediaType === undefined){
-const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema30.required,parentSchema:schema30,data:data1};
+const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1542,7 +2508,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data1.bytes === undefined){
-const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema30.required,parentSchema:schema30,data:data1};
+const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1552,7 +2518,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data1.width === undefined){
-const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema30.required,parentSchema:schema30,data:data1};
+const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1562,7 +2528,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data1.height === undefined){
-const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema30.required,parentSchema:schema30,data:data1};
+const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1573,7 +2539,7 @@ errors++;
 }
 for(const key1 in data1){
 if(!((((((key1 === "attachmentId") || (key1 === "mediaType")) || (key1 === "bytes")) || (key1 === "width")) || (key1 === "height")) || (key1 === "name"))){
-const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema30,data:data1};
+const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1587,7 +2553,7 @@ if(data1.attachmentId !== undefined){
 let data2 = data1.attachmentId;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema30.properties.attachmentId,data:data2};
+const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema41.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1598,7 +2564,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.attachmentId.type,parentSchema:schema30.properties.attachmentId,data:data2};
+const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.attachmentId.type,parentSchema:schema41.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1612,7 +2578,7 @@ if(data1.mediaType !== undefined){
 let data3 = data1.mediaType;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema30.properties.mediaType,data:data3};
+const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema41.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1623,7 +2589,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.mediaType.type,parentSchema:schema30.properties.mediaType,data:data3};
+const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.mediaType.type,parentSchema:schema41.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1636,7 +2602,7 @@ errors++;
 if(data1.bytes !== undefined){
 let data4 = data1.bytes;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.bytes.type,parentSchema:schema30.properties.bytes,data:data4};
+const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.bytes.type,parentSchema:schema41.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1647,7 +2613,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema30.properties.bytes,data:data4};
+const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema41.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1661,7 +2627,7 @@ errors++;
 if(data1.width !== undefined){
 let data5 = data1.width;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.width.type,parentSchema:schema30.properties.width,data:data5};
+const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.width.type,parentSchema:schema41.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1672,7 +2638,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema30.properties.width,data:data5};
+const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema41.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1686,7 +2652,7 @@ errors++;
 if(data1.height !== undefined){
 let data6 = data1.height;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.height.type,parentSchema:schema30.properties.height,data:data6};
+const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.height.type,parentSchema:schema41.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1697,7 +2663,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema30.properties.height,data:data6};
+const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema41.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1711,7 +2677,7 @@ errors++;
 if(data1.name !== undefined){
 let data7 = data1.name;
 if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.name.type,parentSchema:schema30.properties.name,data:data7};
+const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.name.type,parentSchema:schema41.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1723,7 +2689,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data:data1};
+const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data:data1};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1735,7 +2701,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1744,17 +2710,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate23.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema28.required,parentSchema:schema28,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema39.required,parentSchema:schema39,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1766,7 +2732,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.properties.type.type,parentSchema:schema28.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.properties.type.type,parentSchema:schema39.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1776,7 +2742,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema28.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema28.properties.type.enum,parentSchema:schema28.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema39.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema39.properties.type.enum,parentSchema:schema39.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1791,7 +2757,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema31.required,parentSchema:schema31,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1801,7 +2767,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema31.required,parentSchema:schema31,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1812,7 +2778,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema31,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1825,7 +2791,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema31.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema42.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1838,7 +2804,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.text.type,parentSchema:schema31.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.text.type,parentSchema:schema42.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1850,7 +2816,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1861,13 +2827,13 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema28.discriminator,parentSchema:schema28,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema39.discriminator,parentSchema:schema39,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1878,7 +2844,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema28.discriminator,parentSchema:schema28,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema39.discriminator,parentSchema:schema39,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1889,7 +2855,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1898,24 +2864,24 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate22.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 
-const schema32 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in call order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}}}};
-const schema33 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
-const schema34 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
-const schema39 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
-const schema35 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
-const schema37 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
-const schema38 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
+const schema43 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in call order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}}}};
+const schema44 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
+const schema45 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
+const schema50 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
+const schema46 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
+const schema48 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
+const schema49 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
 
-function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema35.required,parentSchema:schema35,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1927,7 +2893,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.type.type,parentSchema:schema35.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.type.type,parentSchema:schema46.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1937,7 +2903,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((data0 === "text") || (data0 === "reasoning")) || (data0 === "image")) || (data0 === "tool-call"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema35.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema35.properties.type.enum,parentSchema:schema35.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema46.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.type.enum,parentSchema:schema46.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1952,7 +2918,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema31.required,parentSchema:schema31,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1962,7 +2928,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema31.required,parentSchema:schema31,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1973,7 +2939,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema31,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1986,7 +2952,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema31.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema42.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1999,7 +2965,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.text.type,parentSchema:schema31.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.text.type,parentSchema:schema42.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2011,7 +2977,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2024,7 +2990,7 @@ errors++;
 else if(tag0 === "reasoning"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema37.required,parentSchema:schema37,data};
+const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema48.required,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2034,7 +3000,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.text === undefined){
-const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema37.required,parentSchema:schema37,data};
+const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema48.required,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2045,7 +3011,7 @@ errors++;
 }
 for(const key1 in data){
 if(!((key1 === "type") || (key1 === "text"))){
-const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema37,data};
+const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2058,7 +3024,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if("reasoning" !== data3){
-const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema37.properties.type,data:data3};
+const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema48.properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2071,7 +3037,7 @@ errors++;
 if(data.text !== undefined){
 let data4 = data.text;
 if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.properties.text.type,parentSchema:schema37.properties.text,data:data4};
+const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.text.type,parentSchema:schema48.properties.text,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2083,7 +3049,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
+const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2094,15 +3060,15 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
 }
 else if(tag0 === "tool-call"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema38.required,parentSchema:schema38,data};
+const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema49.required,parentSchema:schema49,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2112,7 +3078,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.id === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema38.required,parentSchema:schema38,data};
+const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema49.required,parentSchema:schema49,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2122,7 +3088,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data.name === undefined){
-const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema38.required,parentSchema:schema38,data};
+const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema49.required,parentSchema:schema49,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2132,7 +3098,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data.arguments === undefined){
-const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema38.required,parentSchema:schema38,data};
+const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema49.required,parentSchema:schema49,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2143,7 +3109,7 @@ errors++;
 }
 for(const key2 in data){
 if(!((((key2 === "type") || (key2 === "id")) || (key2 === "name")) || (key2 === "arguments"))){
-const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema38,data};
+const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema49,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2156,7 +3122,7 @@ errors++;
 if(data.type !== undefined){
 let data5 = data.type;
 if("tool-call" !== data5){
-const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema38.properties.type,data:data5};
+const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema49.properties.type,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2170,7 +3136,7 @@ if(data.id !== undefined){
 let data6 = data.id;
 if(typeof data6 === "string"){
 if(func3(data6) > 200){
-const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema38.properties.id,data:data6};
+const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema49.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2180,7 +3146,7 @@ vErrors.push(err21);
 errors++;
 }
 if(func3(data6) < 1){
-const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema38.properties.id,data:data6};
+const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema49.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2191,7 +3157,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.properties.id.type,parentSchema:schema38.properties.id,data:data6};
+const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.id.type,parentSchema:schema49.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2205,7 +3171,7 @@ if(data.name !== undefined){
 let data7 = data.name;
 if(typeof data7 === "string"){
 if(func3(data7) > 200){
-const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema38.properties.name,data:data7};
+const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema49.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2215,7 +3181,7 @@ vErrors.push(err24);
 errors++;
 }
 if(func3(data7) < 1){
-const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema38.properties.name,data:data7};
+const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema49.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2226,7 +3192,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.properties.name.type,parentSchema:schema38.properties.name,data:data7};
+const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.name.type,parentSchema:schema49.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2239,7 +3205,7 @@ errors++;
 if(data.arguments !== undefined){
 let data8 = data.arguments;
 if(typeof data8 !== "string"){
-const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.properties.arguments.type,parentSchema:schema38.properties.arguments,data:data8};
+const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.arguments.type,parentSchema:schema49.properties.arguments,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2251,7 +3217,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
+const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2262,7 +3228,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema35.discriminator,parentSchema:schema35,data};
+const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema46.discriminator,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2273,7 +3239,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema35.discriminator,parentSchema:schema35,data};
+const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema46.discriminator,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2284,7 +3250,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2293,16 +3259,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate28.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema33.type},message:"must be string,object",schema:schema33.type,parentSchema:schema33,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema44.type},message:"must be string,object",schema:schema44.type,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2314,7 +3280,7 @@ errors++;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "reasoning") || (key0 === "text")) || (key0 === "toolCalls")) || (key0 === "blocks")) || (key0 === "usage"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2327,7 +3293,7 @@ errors++;
 if(data.reasoning !== undefined){
 let data0 = data.reasoning;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.reasoning.type,parentSchema:schema33.properties.reasoning,data:data0};
+const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.reasoning.type,parentSchema:schema44.properties.reasoning,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2340,7 +3306,7 @@ errors++;
 if(data.text !== undefined){
 let data1 = data.text;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.text.type,parentSchema:schema33.properties.text,data:data1};
+const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.text.type,parentSchema:schema44.properties.text,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2354,7 +3320,7 @@ if(data.toolCalls !== undefined){
 let data2 = data.toolCalls;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema33.properties.toolCalls,data:data2};
+const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema44.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2368,7 +3334,7 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.name === undefined){
-const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema34.required,parentSchema:schema34,data:data3};
+const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema45.required,parentSchema:schema45,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2379,7 +3345,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!(((key1 === "id") || (key1 === "name")) || (key1 === "arguments"))){
-const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema34,data:data3};
+const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2393,7 +3359,7 @@ if(data3.id !== undefined){
 let data4 = data3.id;
 if(typeof data4 === "string"){
 if(func3(data4) > 200){
-const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema34.properties.id,data:data4};
+const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema45.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2403,7 +3369,7 @@ vErrors.push(err7);
 errors++;
 }
 if(func3(data4) < 1){
-const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.id,data:data4};
+const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema45.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2414,7 +3380,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.id.type,parentSchema:schema34.properties.id,data:data4};
+const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.id.type,parentSchema:schema45.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2428,7 +3394,7 @@ if(data3.name !== undefined){
 let data5 = data3.name;
 if(typeof data5 === "string"){
 if(func3(data5) > 200){
-const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema34.properties.name,data:data5};
+const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema45.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2438,7 +3404,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func3(data5) < 1){
-const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.name,data:data5};
+const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema45.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2449,7 +3415,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.name.type,parentSchema:schema34.properties.name,data:data5};
+const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.name.type,parentSchema:schema45.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2462,7 +3428,7 @@ errors++;
 if(data3.arguments !== undefined){
 let data6 = data3.arguments;
 if((typeof data6 !== "string") && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema34.properties.arguments.type},message:"must be string,object",schema:schema34.properties.arguments.type,parentSchema:schema34.properties.arguments,data:data6};
+const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema45.properties.arguments.type},message:"must be string,object",schema:schema45.properties.arguments.type,parentSchema:schema45.properties.arguments,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2474,7 +3440,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data:data3};
+const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2486,7 +3452,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema33.properties.toolCalls.type,parentSchema:schema33.properties.toolCalls,data:data2};
+const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.toolCalls.type,parentSchema:schema44.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2500,7 +3466,7 @@ if(data.blocks !== undefined){
 let data7 = data.blocks;
 if(Array.isArray(data7)){
 if(data7.length > 1000){
-const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema33.properties.blocks,data:data7};
+const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema44.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2511,14 +3477,14 @@ errors++;
 }
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate28(data7[i1], {instancePath:instancePath+"/blocks/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+if(!(validate31(data7[i1], {instancePath:instancePath+"/blocks/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema33.properties.blocks.type,parentSchema:schema33.properties.blocks,data:data7};
+const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.blocks.type,parentSchema:schema44.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2532,7 +3498,7 @@ if(data.usage !== undefined){
 let data9 = data.usage;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.inputTokens === undefined){
-const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema39.required,parentSchema:schema39,data:data9};
+const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema50.required,parentSchema:schema50,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2542,7 +3508,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data9.outputTokens === undefined){
-const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema39.required,parentSchema:schema39,data:data9};
+const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema50.required,parentSchema:schema50,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2553,7 +3519,7 @@ errors++;
 }
 for(const key2 in data9){
 if(!(((((key2 === "inputTokens") || (key2 === "outputTokens")) || (key2 === "cacheReadTokens")) || (key2 === "cacheWriteTokens")) || (key2 === "reasoningTokens"))){
-const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema39,data:data9};
+const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema50,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2566,7 +3532,7 @@ errors++;
 if(data9.inputTokens !== undefined){
 let data10 = data9.inputTokens;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema39.properties.inputTokens.type,parentSchema:schema39.properties.inputTokens,data:data10};
+const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.inputTokens.type,parentSchema:schema50.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2577,7 +3543,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema39.properties.inputTokens,data:data10};
+const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2591,7 +3557,7 @@ errors++;
 if(data9.outputTokens !== undefined){
 let data11 = data9.outputTokens;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema39.properties.outputTokens.type,parentSchema:schema39.properties.outputTokens,data:data11};
+const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.outputTokens.type,parentSchema:schema50.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2602,7 +3568,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema39.properties.outputTokens,data:data11};
+const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2616,7 +3582,7 @@ errors++;
 if(data9.cacheReadTokens !== undefined){
 let data12 = data9.cacheReadTokens;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema39.properties.cacheReadTokens.type,parentSchema:schema39.properties.cacheReadTokens,data:data12};
+const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.cacheReadTokens.type,parentSchema:schema50.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2627,7 +3593,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema39.properties.cacheReadTokens,data:data12};
+const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2641,7 +3607,7 @@ errors++;
 if(data9.cacheWriteTokens !== undefined){
 let data13 = data9.cacheWriteTokens;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema39.properties.cacheWriteTokens.type,parentSchema:schema39.properties.cacheWriteTokens,data:data13};
+const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.cacheWriteTokens.type,parentSchema:schema50.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -2652,7 +3618,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema39.properties.cacheWriteTokens,data:data13};
+const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -2666,7 +3632,7 @@ errors++;
 if(data9.reasoningTokens !== undefined){
 let data14 = data9.reasoningTokens;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema39.properties.reasoningTokens.type,parentSchema:schema39.properties.reasoningTokens,data:data14};
+const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.reasoningTokens.type,parentSchema:schema50.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -2677,7 +3643,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema39.properties.reasoningTokens,data:data14};
+const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -2690,7 +3656,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data:data9};
+const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -2701,19 +3667,19 @@ errors++;
 }
 }
 }
-validate27.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
 
-const schema40 = {"description":"The outcome of one tool call.","type":"object","additionalProperties":false,"required":["content"],"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false.","type":"boolean"}}};
-const schema41 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema51 = {"description":"The outcome of one tool call.","type":"object","additionalProperties":false,"required":["content"],"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false.","type":"boolean"}}};
+const schema52 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
 
-function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema41.required,parentSchema:schema41,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema52.required,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2725,7 +3691,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.type.type,parentSchema:schema41.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.type.type,parentSchema:schema52.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2735,7 +3701,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema41.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema41.properties.type.enum,parentSchema:schema41.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema52.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema52.properties.type.enum,parentSchema:schema52.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2750,7 +3716,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema31.required,parentSchema:schema31,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2760,7 +3726,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema31.required,parentSchema:schema31,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2771,7 +3737,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema31,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2784,7 +3750,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema31.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema42.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2797,7 +3763,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.text.type,parentSchema:schema31.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.text.type,parentSchema:schema42.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2809,7 +3775,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2820,13 +3786,13 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate23(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema41.discriminator,parentSchema:schema41,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema52.discriminator,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2837,7 +3803,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema41.discriminator,parentSchema:schema41,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema52.discriminator,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2848,7 +3814,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2857,17 +3823,17 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate33.errors = vErrors;
+validate36.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.content === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'",schema:schema40.required,parentSchema:schema40,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "content"},message:"must have required property '"+"content"+"'",schema:schema51.required,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2878,7 +3844,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "callId") || (key0 === "content")) || (key0 === "isError"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2892,7 +3858,7 @@ if(data.callId !== undefined){
 let data0 = data.callId;
 if(typeof data0 === "string"){
 if(func3(data0) > 200){
-const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema40.properties.callId,data:data0};
+const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema51.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2902,7 +3868,7 @@ vErrors.push(err2);
 errors++;
 }
 if(func3(data0) < 1){
-const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema40.properties.callId,data:data0};
+const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema51.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2913,7 +3879,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.callId.type,parentSchema:schema40.properties.callId,data:data0};
+const err4 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.properties.callId.type,parentSchema:schema51.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2926,7 +3892,7 @@ errors++;
 if(data.content !== undefined){
 let data1 = data.content;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema40.properties.content.type},message:"must be string,array",schema:schema40.properties.content.type,parentSchema:schema40.properties.content,data:data1};
+const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema51.properties.content.type},message:"must be string,array",schema:schema51.properties.content.type,parentSchema:schema51.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2937,7 +3903,7 @@ errors++;
 }
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err6 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema40.properties.content,data:data1};
+const err6 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema51.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2948,8 +3914,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate33(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
+if(!(validate36(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
 errors = vErrors.length;
 }
 }
@@ -2958,7 +3924,7 @@ errors = vErrors.length;
 if(data.isError !== undefined){
 let data3 = data.isError;
 if(typeof data3 !== "boolean"){
-const err7 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema40.properties.isError.type,parentSchema:schema40.properties.isError,data:data3};
+const err7 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema51.properties.isError.type,parentSchema:schema51.properties.isError,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2970,7 +3936,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2979,17 +3945,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate35.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reply === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema32.required,parentSchema:schema32,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema43.required,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3000,7 +3966,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "reply") || (key0 === "toolResults"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema32,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3011,8 +3977,8 @@ errors++;
 }
 }
 if(data.reply !== undefined){
-if(!(validate27(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate30(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 }
@@ -3020,7 +3986,7 @@ if(data.toolResults !== undefined){
 let data1 = data.toolResults;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema32.properties.toolResults,data:data1};
+const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema43.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3031,14 +3997,14 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate32(data1[i0], {instancePath:instancePath+"/toolResults/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate35(data1[i0], {instancePath:instancePath+"/toolResults/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.toolResults.type,parentSchema:schema32.properties.toolResults,data:data1};
+const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema43.properties.toolResults.type,parentSchema:schema43.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3050,7 +4016,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3059,17 +4025,17 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate29.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.user === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema27.required,parentSchema:schema27,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema38.required,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3079,7 +4045,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.steps === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema27.required,parentSchema:schema27,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema38.required,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3090,7 +4056,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "user") || (key0 === "steps"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema27,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3103,7 +4069,7 @@ errors++;
 if(data.user !== undefined){
 let data0 = data.user;
 if((typeof data0 !== "string") && (!(Array.isArray(data0)))){
-const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema27.properties.user.type},message:"must be string,array",schema:schema27.properties.user.type,parentSchema:schema27.properties.user,data:data0};
+const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema38.properties.user.type},message:"must be string,array",schema:schema38.properties.user.type,parentSchema:schema38.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3114,7 +4080,7 @@ errors++;
 }
 if(Array.isArray(data0)){
 if(data0.length > 1000){
-const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema27.properties.user,data:data0};
+const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema38.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3125,8 +4091,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate22(data0[i0], {instancePath:instancePath+"/user/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+if(!(validate25(data0[i0], {instancePath:instancePath+"/user/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 }
@@ -3136,7 +4102,7 @@ if(data.steps !== undefined){
 let data2 = data.steps;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema27.properties.steps,data:data2};
+const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema38.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3146,7 +4112,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data2.length < 1){
-const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema27.properties.steps,data:data2};
+const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema38.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3157,14 +4123,14 @@ errors++;
 }
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate26(data2[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data2,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate29(data2[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data2,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema27.properties.steps.type,parentSchema:schema27.properties.steps,data:data2};
+const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.properties.steps.type,parentSchema:schema38.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3176,7 +4142,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3185,17 +4151,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate21.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turns === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema25.required,parentSchema:schema25,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema36.required,parentSchema:schema36,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3206,7 +4172,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "systemPrompt") || (key0 === "tools")) || (key0 === "facts")) || (key0 === "turns"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema25,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema36,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3219,7 +4185,7 @@ errors++;
 if(data.systemPrompt !== undefined){
 let data0 = data.systemPrompt;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.systemPrompt.type,parentSchema:schema25.properties.systemPrompt,data:data0};
+const err2 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.systemPrompt.type,parentSchema:schema36.properties.systemPrompt,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3233,7 +4199,7 @@ if(data.tools !== undefined){
 let data1 = data.tools;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err3 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema25.properties.tools,data:data1};
+const err3 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema36.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3247,7 +4213,7 @@ for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.name === undefined){
-const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema26.required,parentSchema:schema26,data:data2};
+const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema37.required,parentSchema:schema37,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3258,7 +4224,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!(((key1 === "name") || (key1 === "description")) || (key1 === "parameters"))){
-const err5 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema26,data:data2};
+const err5 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema37,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3272,7 +4238,7 @@ if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema26.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema37.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3282,7 +4248,7 @@ vErrors.push(err6);
 errors++;
 }
 if(func3(data3) < 1){
-const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema26.properties.name,data:data3};
+const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema37.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3293,7 +4259,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.properties.name.type,parentSchema:schema26.properties.name,data:data3};
+const err8 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.properties.name.type,parentSchema:schema37.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3306,7 +4272,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if(typeof data4 !== "string"){
-const err9 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.properties.description.type,parentSchema:schema26.properties.description,data:data4};
+const err9 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.properties.description.type,parentSchema:schema37.properties.description,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3319,7 +4285,7 @@ errors++;
 if(data2.parameters !== undefined){
 let data5 = data2.parameters;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err10 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.properties.parameters.type,parentSchema:schema26.properties.parameters,data:data5};
+const err10 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.properties.parameters.type,parentSchema:schema37.properties.parameters,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3331,7 +4297,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.type,parentSchema:schema26,data:data2};
+const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3343,7 +4309,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema25.properties.tools.type,parentSchema:schema25.properties.tools,data:data1};
+const err12 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.properties.tools.type,parentSchema:schema36.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3357,7 +4323,7 @@ if(data.facts !== undefined){
 let data6 = data.facts;
 if(Array.isArray(data6)){
 if(data6.length > 1000){
-const err13 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema25.properties.facts,data:data6};
+const err13 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema36.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3370,7 +4336,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err14 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.facts.items.type,parentSchema:schema25.properties.facts.items,data:data7};
+const err14 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.facts.items.type,parentSchema:schema36.properties.facts.items,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3382,7 +4348,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema25.properties.facts.type,parentSchema:schema25.properties.facts,data:data6};
+const err15 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.properties.facts.type,parentSchema:schema36.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3396,7 +4362,7 @@ if(data.turns !== undefined){
 let data8 = data.turns;
 if(Array.isArray(data8)){
 if(data8.length > 10000){
-const err16 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema25.properties.turns,data:data8};
+const err16 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema36.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3406,7 +4372,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data8.length < 1){
-const err17 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema25.properties.turns,data:data8};
+const err17 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema36.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3417,14 +4383,14 @@ errors++;
 }
 const len2 = data8.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate21(data8[i2], {instancePath:instancePath+"/turns/" + i2,parentData:data8,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
+if(!(validate24(data8[i2], {instancePath:instancePath+"/turns/" + i2,parentData:data8,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema25.properties.turns.type,parentSchema:schema25.properties.turns,data:data8};
+const err18 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.properties.turns.type,parentSchema:schema36.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3436,7 +4402,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3445,12 +4411,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate20.errors = vErrors;
+validate23.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate19(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs1 = errors;
@@ -3459,7 +4425,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.recorded === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "recorded"},message:"must have required property '"+"recorded"+"'",schema:schema22.oneOf[0].required,parentSchema:schema22.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "recorded"},message:"must have required property '"+"recorded"+"'",schema:schema33.oneOf[0].required,parentSchema:schema33.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3477,7 +4443,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.generate === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "generate"},message:"must have required property '"+"generate"+"'",schema:schema22.oneOf[1].required,parentSchema:schema22.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "generate"},message:"must have required property '"+"generate"+"'",schema:schema33.oneOf[1].required,parentSchema:schema33.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3500,7 +4466,7 @@ passing0 = 1;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.inline === undefined){
-const err2 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "inline"},message:"must have required property '"+"inline"+"'",schema:schema22.oneOf[2].required,parentSchema:schema22.oneOf[2],data};
+const err2 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "inline"},message:"must have required property '"+"inline"+"'",schema:schema33.oneOf[2].required,parentSchema:schema33.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3523,7 +4489,7 @@ passing0 = 2;
 }
 }
 if(!valid0){
-const err3 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema22.oneOf,parentSchema:schema22,data};
+const err3 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema33.oneOf,parentSchema:schema33,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3546,7 +4512,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((key0 === "recorded") || (key0 === "dialect")) || (key0 === "generate")) || (key0 === "inline"))){
-const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema22,data};
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3561,7 +4527,7 @@ if(data.recorded === undefined){
 const err5 = {instancePath,schemaPath:"#/dependencies",keyword:"dependencies",params:{property: "dialect",
     missingProperty: "recorded",
     depsCount: 1,
-    deps: "recorded"},message:"must have property recorded when property dialect is present",schema:schema22.dependencies,parentSchema:schema22,data};
+    deps: "recorded"},message:"must have property recorded when property dialect is present",schema:schema33.dependencies,parentSchema:schema33,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3575,7 +4541,7 @@ if(data.recorded !== undefined){
 let data0 = data.recorded;
 if(typeof data0 === "string"){
 if(func3(data0) > 1000){
-const err6 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema22.properties.recorded,data:data0};
+const err6 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema33.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3585,7 +4551,7 @@ vErrors.push(err6);
 errors++;
 }
 if(func3(data0) < 1){
-const err7 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema22.properties.recorded,data:data0};
+const err7 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3596,7 +4562,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.recorded.type,parentSchema:schema22.properties.recorded,data:data0};
+const err8 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.recorded.type,parentSchema:schema33.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3633,7 +4599,7 @@ if(data.generate !== undefined){
 let data2 = data.generate;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.generator === undefined){
-const err11 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema24.required,parentSchema:schema24,data:data2};
+const err11 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema35.required,parentSchema:schema35,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3643,7 +4609,7 @@ vErrors.push(err11);
 errors++;
 }
 if(data2.turns === undefined){
-const err12 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema24.required,parentSchema:schema24,data:data2};
+const err12 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema35.required,parentSchema:schema35,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3654,7 +4620,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!(((key1 === "generator") || (key1 === "turns")) || (key1 === "params"))){
-const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema24,data:data2};
+const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema35,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3668,7 +4634,7 @@ if(data2.generator !== undefined){
 let data3 = data2.generator;
 if(typeof data3 === "string"){
 if(func3(data3) > 100){
-const err14 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema24.properties.generator,data:data3};
+const err14 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema35.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3678,7 +4644,7 @@ vErrors.push(err14);
 errors++;
 }
 if(!pattern2.test(data3)){
-const err15 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema24.properties.generator,data:data3};
+const err15 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema35.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3689,7 +4655,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.properties.generator.type,parentSchema:schema24.properties.generator,data:data3};
+const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.generator.type,parentSchema:schema35.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3702,7 +4668,7 @@ errors++;
 if(data2.turns !== undefined){
 let data4 = data2.turns;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err17 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.properties.turns.type,parentSchema:schema24.properties.turns,data:data4};
+const err17 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.turns.type,parentSchema:schema35.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3713,7 +4679,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 100000 || isNaN(data4)){
-const err18 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema24.properties.turns,data:data4};
+const err18 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema35.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3723,7 +4689,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data4 < 1 || isNaN(data4)){
-const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema24.properties.turns,data:data4};
+const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema35.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3737,7 +4703,7 @@ errors++;
 if(data2.params !== undefined){
 let data5 = data2.params;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err20 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.properties.params.type,parentSchema:schema24.properties.params,data:data5};
+const err20 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.properties.params.type,parentSchema:schema35.properties.params,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3749,7 +4715,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data:data2};
+const err21 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data:data2};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3760,14 +4726,14 @@ errors++;
 }
 }
 if(data.inline !== undefined){
-if(!(validate20(data.inline, {instancePath:instancePath+"/inline",parentData:data,parentDataProperty:"inline",rootData}))){
-vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+if(!(validate23(data.inline, {instancePath:instancePath+"/inline",parentData:data,parentDataProperty:"inline",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3776,22 +4742,22 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate19.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
 
-const schema43 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"}}};
-const schema44 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
-const schema45 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0}}};
-const schema46 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]};
+const schema54 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"}}};
+const schema55 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
+const schema56 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0}}};
+const schema57 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]};
 
-function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "requestIndex") || (key0 === "purpose")) || (key0 === "occurrence")) || (key0 === "afterEvent")) || (key0 === "afterSeq"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3804,7 +4770,7 @@ errors++;
 if(data.requestIndex !== undefined){
 let data0 = data.requestIndex;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.requestIndex.type,parentSchema:schema45.properties.requestIndex,data:data0};
+const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.requestIndex.type,parentSchema:schema56.properties.requestIndex,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3815,7 +4781,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.requestIndex,data:data0};
+const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.requestIndex,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3829,7 +4795,7 @@ errors++;
 if(data.purpose !== undefined){
 let data1 = data.purpose;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.purpose.type,parentSchema:schema45.properties.purpose,data:data1};
+const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.purpose.type,parentSchema:schema56.properties.purpose,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3839,7 +4805,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((data1 === "conversation") || (data1 === "compaction"))){
-const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema45.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema45.properties.purpose.enum,parentSchema:schema45.properties.purpose,data:data1};
+const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema56.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.purpose.enum,parentSchema:schema56.properties.purpose,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3852,7 +4818,7 @@ errors++;
 if(data.occurrence !== undefined){
 let data2 = data.occurrence;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.occurrence.type,parentSchema:schema45.properties.occurrence,data:data2};
+const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.occurrence.type,parentSchema:schema56.properties.occurrence,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3863,7 +4829,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45.properties.occurrence,data:data2};
+const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema56.properties.occurrence,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3877,7 +4843,7 @@ errors++;
 if(data.afterEvent !== undefined){
 let data3 = data.afterEvent;
 if(typeof data3 !== "string"){
-const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.type,parentSchema:schema46,data:data3};
+const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3887,7 +4853,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((((((((((((((((((((data3 === "turn/start") || (data3 === "turn/end")) || (data3 === "step/start")) || (data3 === "step/end")) || (data3 === "system/message")) || (data3 === "user/message")) || (data3 === "assistant/chunk")) || (data3 === "assistant/message")) || (data3 === "tool/call")) || (data3 === "tool/result")) || (data3 === "request/header")) || (data3 === "request/context")) || (data3 === "session/end-seed")) || (data3 === "llm/retry")) || (data3 === "llm/retry-started")) || (data3 === "compaction/start")) || (data3 === "compaction/summary")) || (data3 === "compaction/summary-error")) || (data3 === "compaction/prune")) || (data3 === "compaction/end")) || (data3 === "image/offload")) || (data3 === "checkpoint"))){
-const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema46.enum},message:"must be equal to one of the allowed values",schema:schema46.enum,parentSchema:schema46,data:data3};
+const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema57.enum},message:"must be equal to one of the allowed values",schema:schema57.enum,parentSchema:schema57,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3900,7 +4866,7 @@ errors++;
 if(data.afterSeq !== undefined){
 let data4 = data.afterSeq;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.afterSeq.type,parentSchema:schema45.properties.afterSeq,data:data4};
+const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema56.properties.afterSeq.type,parentSchema:schema56.properties.afterSeq,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3911,7 +4877,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.afterSeq,data:data4};
+const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema56.properties.afterSeq,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3924,7 +4890,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3933,20 +4899,20 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate42.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-const schema47 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) or `after-chunks` (after `chunks` SSE chunks). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"}},"dependencies":{"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
-const schema48 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
+const schema58 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) or `after-chunks` (after `chunks` SSE chunks). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200}},"dependencies":{"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
+const schema59 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema47.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data};
+if(!(func2.call(schema58.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema58,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3959,7 +4925,7 @@ errors++;
 if(data.chunks !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.delivery === undefined){
-const err1 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema47.dependencies.chunks.required,parentSchema:schema47.dependencies.chunks,data};
+const err1 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema58.dependencies.chunks.required,parentSchema:schema58.dependencies.chunks,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3971,7 +4937,7 @@ errors++;
 if(data.delivery !== undefined){
 let data0 = data.delivery;
 if("after-chunks" !== data0){
-const err2 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema47.dependencies.chunks.properties.delivery,data:data0};
+const err2 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema58.dependencies.chunks.properties.delivery,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3986,7 +4952,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.type,parentSchema:schema48,data:data1};
+const err3 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.type,parentSchema:schema59,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3996,7 +4962,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err4 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values",schema:schema48.enum,parentSchema:schema48,data:data1};
+const err4 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema59.enum},message:"must be equal to one of the allowed values",schema:schema59.enum,parentSchema:schema59,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4010,7 +4976,7 @@ if(data.message !== undefined){
 let data2 = data.message;
 if(typeof data2 === "string"){
 if(func3(data2) > 10000){
-const err5 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema47.properties.message,data:data2};
+const err5 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema58.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4021,7 +4987,7 @@ errors++;
 }
 }
 else {
-const err6 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.message.type,parentSchema:schema47.properties.message,data:data2};
+const err6 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.message.type,parentSchema:schema58.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4034,7 +5000,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.status.type,parentSchema:schema47.properties.status,data:data3};
+const err7 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.status.type,parentSchema:schema58.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4045,7 +5011,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 599 || isNaN(data3)){
-const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema47.properties.status,data:data3};
+const err8 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema58.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4055,7 +5021,7 @@ vErrors.push(err8);
 errors++;
 }
 if(data3 < 100 || isNaN(data3)){
-const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema47.properties.status,data:data3};
+const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema58.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4069,7 +5035,7 @@ errors++;
 if(data.offloadImages !== undefined){
 let data4 = data.offloadImages;
 if(!((typeof data4 == "number") && (isFinite(data4)))){
-const err10 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema47.properties.offloadImages.type,parentSchema:schema47.properties.offloadImages,data:data4};
+const err10 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema58.properties.offloadImages.type,parentSchema:schema58.properties.offloadImages,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4082,7 +5048,7 @@ errors++;
 if(data.delivery !== undefined){
 let data5 = data.delivery;
 if(typeof data5 !== "string"){
-const err11 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.delivery.type,parentSchema:schema47.properties.delivery,data:data5};
+const err11 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.delivery.type,parentSchema:schema58.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4092,7 +5058,7 @@ vErrors.push(err11);
 errors++;
 }
 if(!(((data5 === "before-headers") || (data5 === "after-headers")) || (data5 === "after-chunks"))){
-const err12 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema47.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema47.properties.delivery.enum,parentSchema:schema47.properties.delivery,data:data5};
+const err12 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema58.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema58.properties.delivery.enum,parentSchema:schema58.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4105,7 +5071,7 @@ errors++;
 if(data.chunks !== undefined){
 let data6 = data.chunks;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err13 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.chunks.type,parentSchema:schema47.properties.chunks,data:data6};
+const err13 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.chunks.type,parentSchema:schema58.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4116,7 +5082,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100000 || isNaN(data6)){
-const err14 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema47.properties.chunks,data:data6};
+const err14 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema58.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4126,7 +5092,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data6 < 0 || isNaN(data6)){
-const err15 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema47.properties.chunks,data:data6};
+const err15 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4140,7 +5106,7 @@ errors++;
 if(data.retryAfterMs !== undefined){
 let data7 = data.retryAfterMs;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err16 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.retryAfterMs.type,parentSchema:schema47.properties.retryAfterMs,data:data7};
+const err16 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.retryAfterMs.type,parentSchema:schema58.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4151,7 +5117,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err17 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema47.properties.retryAfterMs,data:data7};
+const err17 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4165,7 +5131,7 @@ errors++;
 if(data.count !== undefined){
 let data8 = data.count;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err18 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema47.properties.count.type,parentSchema:schema47.properties.count,data:data8};
+const err18 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.count.type,parentSchema:schema58.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4176,7 +5142,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1000 || isNaN(data8)){
-const err19 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema47.properties.count,data:data8};
+const err19 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema58.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4186,7 +5152,7 @@ vErrors.push(err19);
 errors++;
 }
 if(data8 < 1 || isNaN(data8)){
-const err20 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema47.properties.count,data:data8};
+const err20 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema58.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4200,7 +5166,7 @@ errors++;
 if(data.contextWindow !== undefined){
 let data9 = data.contextWindow;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err21 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema47.properties.contextWindow.type,parentSchema:schema47.properties.contextWindow,data:data9};
+const err21 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema58.properties.contextWindow.type,parentSchema:schema58.properties.contextWindow,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4210,9 +5176,11 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
+if(data.switchTo !== undefined){
+let data10 = data.switchTo;
+if(typeof data10 === "string"){
+if(func3(data10) > 200){
+const err22 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema58.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4221,17 +5189,50 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate44.errors = vErrors;
+if(func3(data10) < 1){
+const err23 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema58.properties.switchTo,data:data10};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.switchTo.type,parentSchema:schema58.properties.switchTo,data:data10};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate47.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema43.required,parentSchema:schema43,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema54.required,parentSchema:schema54,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4242,7 +5243,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "when")) || (key0 === "params"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema54,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4256,7 +5257,7 @@ if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
 if(func3(data0) > 100){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema43.properties.id,data:data0};
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema54.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4266,7 +5267,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!pattern1.test(data0)){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema43.properties.id,data:data0};
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema54.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4277,7 +5278,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.id.type,parentSchema:schema43.properties.id,data:data0};
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema54.properties.id.type,parentSchema:schema54.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4290,7 +5291,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.type,parentSchema:schema44,data:data1};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.type,parentSchema:schema55,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4300,7 +5301,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data1 === "FAULT-01") || (data1 === "FAULT-02")) || (data1 === "FAULT-03")) || (data1 === "FAULT-04")) || (data1 === "FAULT-05")) || (data1 === "FAULT-06")) || (data1 === "FAULT-07")) || (data1 === "FAULT-08")) || (data1 === "FAULT-09")) || (data1 === "FAULT-10")) || (data1 === "FAULT-11")) || (data1 === "FAULT-12")) || (data1 === "FAULT-13")) || (data1 === "FAULT-14")) || (data1 === "FAULT-15")) || (data1 === "FAULT-16")) || (data1 === "FAULT-17")) || (data1 === "FAULT-20")) || (data1 === "FAULT-21")) || (data1 === "FAULT-22")) || (data1 === "FAULT-23")) || (data1 === "FAULT-24")) || (data1 === "FAULT-25")) || (data1 === "FAULT-26")) || (data1 === "FAULT-27")) || (data1 === "FAULT-28")) || (data1 === "FAULT-29")) || (data1 === "FAULT-30")) || (data1 === "FAULT-31")) || (data1 === "FAULT-32")) || (data1 === "FAULT-33")) || (data1 === "FAULT-40")) || (data1 === "FAULT-41")) || (data1 === "FAULT-42")) || (data1 === "FAULT-43")) || (data1 === "FAULT-44")) || (data1 === "FAULT-45")) || (data1 === "FAULT-46")) || (data1 === "FAULT-50")) || (data1 === "FAULT-51")) || (data1 === "FAULT-52")) || (data1 === "FAULT-53")) || (data1 === "FAULT-54")) || (data1 === "FAULT-55")) || (data1 === "FAULT-56")) || (data1 === "FAULT-57")) || (data1 === "FAULT-60")) || (data1 === "FAULT-61")) || (data1 === "FAULT-62")) || (data1 === "FAULT-63")) || (data1 === "FAULT-64")) || (data1 === "FAULT-65")) || (data1 === "FAULT-66")) || (data1 === "FAULT-70")) || (data1 === "FAULT-71")) || (data1 === "FAULT-72")) || (data1 === "FAULT-73")) || (data1 === "FAULT-74")) || (data1 === "FAULT-75")) || (data1 === "FAULT-76")) || (data1 === "FAULT-77")) || (data1 === "FAULT-78")) || (data1 === "FAULT-79")) || (data1 === "FAULT-80")) || (data1 === "FAULT-81")) || (data1 === "FAULT-82")) || (data1 === "FAULT-83")) || (data1 === "FAULT-84"))){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema44.enum},message:"must be equal to one of the allowed values",schema:schema44.enum,parentSchema:schema44,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema55.enum},message:"must be equal to one of the allowed values",schema:schema55.enum,parentSchema:schema55,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4311,20 +5312,20 @@ errors++;
 }
 }
 if(data.when !== undefined){
-if(!(validate42(data.when, {instancePath:instancePath+"/when",parentData:data,parentDataProperty:"when",rootData}))){
-vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+if(!(validate45(data.when, {instancePath:instancePath+"/when",parentData:data,parentDataProperty:"when",rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
 if(data.params !== undefined){
-if(!(validate44(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate47(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4333,20 +5334,20 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate41.errors = vErrors;
+validate44.errors = vErrors;
 return errors === 0;
 }
 
-const schema49 = {"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]};
-const schema50 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
-const schema51 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
+const schema60 = {"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]};
+const schema61 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
+const schema62 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema49.required,parentSchema:schema49,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema60.required,parentSchema:schema60,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4358,7 +5359,7 @@ errors++;
 if(data.action !== undefined){
 let data0 = data.action;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.action.type,parentSchema:schema49.properties.action,data:data0};
+const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.action.type,parentSchema:schema60.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4368,7 +5369,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "compactNow") || (data0 === "compactRegion"))){
-const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema49.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema49.properties.action.enum,parentSchema:schema49.properties.action,data:data0};
+const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema60.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.action.enum,parentSchema:schema60.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4383,7 +5384,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "compactNow"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema50.required,parentSchema:schema50,data};
+const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema61.required,parentSchema:schema61,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4393,7 +5394,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.afterTurn === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema50.required,parentSchema:schema50,data};
+const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema61.required,parentSchema:schema61,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4404,7 +5405,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "action") || (key0 === "afterTurn")) || (key0 === "sourceCommandId"))){
-const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema50,data};
+const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema61,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4417,7 +5418,7 @@ errors++;
 if(data.action !== undefined){
 let data1 = data.action;
 if("compactNow" !== data1){
-const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema50.properties.action,data:data1};
+const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema61.properties.action,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4430,7 +5431,7 @@ errors++;
 if(data.afterTurn !== undefined){
 let data2 = data.afterTurn;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.afterTurn.type,parentSchema:schema50.properties.afterTurn,data:data2};
+const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.afterTurn.type,parentSchema:schema61.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4441,7 +5442,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.afterTurn,data:data2};
+const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema61.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4456,7 +5457,7 @@ if(data.sourceCommandId !== undefined){
 let data3 = data.sourceCommandId;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema50.properties.sourceCommandId,data:data3};
+const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema61.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4466,7 +5467,7 @@ vErrors.push(err9);
 errors++;
 }
 if(func3(data3) < 1){
-const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema50.properties.sourceCommandId,data:data3};
+const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema61.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4477,7 +5478,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema50.properties.sourceCommandId.type,parentSchema:schema50.properties.sourceCommandId,data:data3};
+const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.properties.sourceCommandId.type,parentSchema:schema61.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4489,7 +5490,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data};
+const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4502,7 +5503,7 @@ errors++;
 else if(tag0 === "compactRegion"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema51.required,parentSchema:schema51,data};
+const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema62.required,parentSchema:schema62,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4512,7 +5513,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.turn === undefined){
-const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema51.required,parentSchema:schema51,data};
+const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema62.required,parentSchema:schema62,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4522,7 +5523,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.start === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema51.required,parentSchema:schema51,data};
+const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema62.required,parentSchema:schema62,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4532,7 +5533,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.end === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema51.required,parentSchema:schema51,data};
+const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema62.required,parentSchema:schema62,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4543,7 +5544,7 @@ errors++;
 }
 for(const key1 in data){
 if(!(((((key1 === "action") || (key1 === "turn")) || (key1 === "beforeStep")) || (key1 === "start")) || (key1 === "end"))){
-const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema51,data};
+const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4556,7 +5557,7 @@ errors++;
 if(data.action !== undefined){
 let data4 = data.action;
 if("compactRegion" !== data4){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema51.properties.action,data:data4};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema62.properties.action,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4569,7 +5570,7 @@ errors++;
 if(data.turn !== undefined){
 let data5 = data.turn;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema51.properties.turn.type,parentSchema:schema51.properties.turn,data:data5};
+const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.turn.type,parentSchema:schema62.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4580,7 +5581,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema51.properties.turn,data:data5};
+const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4594,7 +5595,7 @@ errors++;
 if(data.beforeStep !== undefined){
 let data6 = data.beforeStep;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema51.properties.beforeStep.type,parentSchema:schema51.properties.beforeStep,data:data6};
+const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.beforeStep.type,parentSchema:schema62.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4605,7 +5606,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema51.properties.beforeStep,data:data6};
+const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4619,7 +5620,7 @@ errors++;
 if(data.start !== undefined){
 let data7 = data.start;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema51.properties.start.type,parentSchema:schema51.properties.start,data:data7};
+const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.start.type,parentSchema:schema62.properties.start,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4632,7 +5633,7 @@ errors++;
 if(data.end !== undefined){
 let data8 = data.end;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema51.properties.end.type,parentSchema:schema51.properties.end,data:data8};
+const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.end.type,parentSchema:schema62.properties.end,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4644,7 +5645,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
+const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4655,7 +5656,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema49.discriminator,parentSchema:schema49,data};
+const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema60.discriminator,parentSchema:schema60,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4666,7 +5667,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema49.discriminator,parentSchema:schema49,data};
+const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema60.discriminator,parentSchema:schema60,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4677,7 +5678,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4686,25 +5687,25 @@ vErrors.push(err28);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
 
-const schema52 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
-const schema53 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
-const schema66 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
-const schema59 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
-const schema83 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}};
-const schema92 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
+const schema63 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
+const schema64 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
+const schema77 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
+const schema70 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
+const schema94 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}};
+const schema103 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
 const func0 = require("ajv/dist/runtime/equal").default;
-const schema54 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
-const schema55 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
+const schema65 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
+const schema66 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema54.type},message:"must be string,object",schema:schema54.type,parentSchema:schema54,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema65.type},message:"must be string,object",schema:schema65.type,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4740,7 +5741,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.type,parentSchema:schema55,data};
+const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.type,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4750,7 +5751,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((data === "completed") || (data === "blocked")) || (data === "max-tokens")) || (data === "aborted")) || (data === "error")) || (data === "interrupted"))){
-const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema55.enum},message:"must be equal to one of the allowed values",schema:schema55.enum,parentSchema:schema55,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4767,7 +5768,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema54.else.required,parentSchema:schema54.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema65.else.required,parentSchema:schema65.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4778,7 +5779,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema54.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema65.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4791,7 +5792,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.type,parentSchema:schema55,data:data0};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.type,parentSchema:schema66,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4801,7 +5802,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "completed") || (data0 === "blocked")) || (data0 === "max-tokens")) || (data0 === "aborted")) || (data0 === "error")) || (data0 === "interrupted"))){
-const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema55.enum},message:"must be equal to one of the allowed values",schema:schema55.enum,parentSchema:schema55,data:data0};
+const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4814,7 +5815,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.type,parentSchema:schema48,data:data1};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.type,parentSchema:schema59,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4824,7 +5825,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values",schema:schema48.enum,parentSchema:schema48,data:data1};
+const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema59.enum},message:"must be equal to one of the allowed values",schema:schema59.enum,parentSchema:schema59,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4840,7 +5841,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema54.if,parentSchema:schema54,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema65.if,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4849,19 +5850,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
 
-const schema58 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
+const schema69 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "offloads")) || (key0 === "retries")) || (key0 === "summaryErrors")) || (key0 === "checkpoints"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema58,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4874,7 +5875,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data0};
+const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4885,7 +5886,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4897,7 +5898,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4908,7 +5909,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4921,7 +5922,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data1};
+const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4932,7 +5933,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4946,7 +5947,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data2};
+const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4957,7 +5958,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4973,7 +5974,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data3};
+const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4984,7 +5985,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4996,7 +5997,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5007,7 +6008,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5020,7 +6021,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5031,7 +6032,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5045,7 +6046,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5056,7 +6057,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5072,7 +6073,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data6};
+const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5083,7 +6084,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5095,7 +6096,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5106,7 +6107,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5119,7 +6120,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data7};
+const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5130,7 +6131,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5144,7 +6145,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data8};
+const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5155,7 +6156,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5171,7 +6172,7 @@ errors++;
 if(data.offloads !== undefined){
 let data9 = data.offloads;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data9};
+const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5182,7 +6183,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data9};
+const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5194,7 +6195,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data9};
+const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5205,7 +6206,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data9};
+const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5218,7 +6219,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data10};
+const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5229,7 +6230,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5243,7 +6244,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data11};
+const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5254,7 +6255,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5270,7 +6271,7 @@ errors++;
 if(data.retries !== undefined){
 let data12 = data.retries;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data12};
+const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -5281,7 +6282,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data12};
+const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5293,7 +6294,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data12};
+const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -5304,7 +6305,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data12};
+const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5317,7 +6318,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data13};
+const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5328,7 +6329,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -5342,7 +6343,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data14};
+const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -5353,7 +6354,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5369,7 +6370,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data15 = data.summaryErrors;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data15};
+const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -5380,7 +6381,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data15};
+const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -5392,7 +6393,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data15};
+const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -5403,7 +6404,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data15};
+const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -5416,7 +6417,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data16};
+const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -5427,7 +6428,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -5441,7 +6442,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data17};
+const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -5452,7 +6453,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -5468,7 +6469,7 @@ errors++;
 if(data.checkpoints !== undefined){
 let data18 = data.checkpoints;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data18};
+const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data18};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -5479,7 +6480,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data18};
+const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -5491,7 +6492,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data18};
+const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -5502,7 +6503,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data18};
+const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -5515,7 +6516,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data19};
+const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -5526,7 +6527,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -5540,7 +6541,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data20};
+const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -5551,7 +6552,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -5566,7 +6567,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema69.type,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -5575,19 +6576,19 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
 
-const schema67 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
-const schema68 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
-const schema70 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
+const schema78 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
+const schema79 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
+const schema81 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema67.type},message:"must be string,object",schema:schema67.type,parentSchema:schema67,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema78.type},message:"must be string,object",schema:schema78.type,parentSchema:schema78,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5623,7 +6624,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema68.type,parentSchema:schema68,data};
+const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema79.type,parentSchema:schema79,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5633,7 +6634,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data === "turn/start") || (data === "turn/end")) || (data === "step/start")) || (data === "step/end")) || (data === "system/message")) || (data === "user/message")) || (data === "assistant/chunk")) || (data === "assistant/message")) || (data === "tool/call")) || (data === "tool/result")) || (data === "request/header")) || (data === "request/context")) || (data === "session/end-seed")) || (data === "llm/retry")) || (data === "llm/retry-started")) || (data === "compaction/start")) || (data === "compaction/summary")) || (data === "compaction/summary-error")) || (data === "compaction/prune")) || (data === "compaction/end")) || (data === "image/offload"))){
-const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data};
+const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema79.enum},message:"must be equal to one of the allowed values",schema:schema79.enum,parentSchema:schema79,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5650,7 +6651,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema67.else.required,parentSchema:schema67.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema78.else.required,parentSchema:schema78.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5661,7 +6662,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "data")) || (key0 === "text")) || (key0 === "absent"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema67.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema78.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5674,7 +6675,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema68.type,parentSchema:schema68,data:data0};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema79.type,parentSchema:schema79,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5684,7 +6685,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data:data0};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema79.enum},message:"must be equal to one of the allowed values",schema:schema79.enum,parentSchema:schema79,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5697,7 +6698,7 @@ errors++;
 if(data.data !== undefined){
 let data1 = data.data;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.else.properties.data.type,parentSchema:schema67.else.properties.data,data:data1};
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema78.else.properties.data.type,parentSchema:schema78.else.properties.data,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5715,7 +6716,7 @@ let passing0 = null;
 const _errs18 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.contains === undefined){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema70.oneOf[0].required,parentSchema:schema70.oneOf[0],data:data2};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema81.oneOf[0].required,parentSchema:schema81.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5733,7 +6734,7 @@ passing0 = 0;
 const _errs19 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.matches === undefined){
-const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema70.oneOf[1].required,parentSchema:schema70.oneOf[1],data:data2};
+const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema81.oneOf[1].required,parentSchema:schema81.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5755,7 +6756,7 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema70.oneOf,parentSchema:schema70,data:data2};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema81.oneOf,parentSchema:schema81,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5778,7 +6779,7 @@ vErrors = null;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data2};
+const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5792,7 +6793,7 @@ if(data2.contains !== undefined){
 let data3 = data2.contains;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema70.properties.contains,data:data3};
+const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema81.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5803,7 +6804,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.contains.type,parentSchema:schema70.properties.contains,data:data3};
+const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema81.properties.contains.type,parentSchema:schema81.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5816,7 +6817,7 @@ errors++;
 if(data2.matches !== undefined){
 let data4 = data2.matches;
 if(typeof data4 !== "string"){
-const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.matches.type,parentSchema:schema70.properties.matches,data:data4};
+const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema81.properties.matches.type,parentSchema:schema81.properties.matches,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5828,7 +6829,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data:data2};
+const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema81.type,parentSchema:schema81,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5841,7 +6842,7 @@ errors++;
 if(data.absent !== undefined){
 let data5 = data.absent;
 if(true !== data5){
-const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema67.else.properties.absent,data:data5};
+const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema78.else.properties.absent,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5857,7 +6858,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema67.if,parentSchema:schema67,data};
+const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema78.if,parentSchema:schema78,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5866,18 +6867,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate57.errors = vErrors;
 return errors === 0;
 }
 
-const schema72 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
+const schema83 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema83,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5888,7 +6889,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "summaryCalls")) || (key0 === "summaryErrors"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema83,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5901,7 +6902,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5912,7 +6913,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5924,7 +6925,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5935,7 +6936,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data0};
+const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5948,7 +6949,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5959,7 +6960,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5973,7 +6974,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5984,7 +6985,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6000,7 +7001,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6011,7 +7012,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6023,7 +7024,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6034,7 +7035,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data3};
+const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6047,7 +7048,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6058,7 +7059,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6072,7 +7073,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6083,7 +7084,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6099,7 +7100,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6110,7 +7111,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6122,7 +7123,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6133,7 +7134,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data6};
+const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6146,7 +7147,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6157,7 +7158,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6171,7 +7172,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6182,7 +7183,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6198,7 +7199,7 @@ errors++;
 if(data.summaryCalls !== undefined){
 let data9 = data.summaryCalls;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data9};
+const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6209,7 +7210,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data9};
+const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6221,7 +7222,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data9};
+const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6232,7 +7233,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data9};
+const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6245,7 +7246,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6256,7 +7257,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6270,7 +7271,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6281,7 +7282,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -6297,7 +7298,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data12 = data.summaryErrors;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data12};
+const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6308,7 +7309,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data12};
+const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6320,7 +7321,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data12};
+const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6331,7 +7332,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data12};
+const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6344,7 +7345,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6355,7 +7356,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6369,7 +7370,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6380,7 +7381,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6395,7 +7396,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema83.type,parentSchema:schema83,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -6404,19 +7405,19 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
 
-const schema78 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
-const schema80 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
+const schema89 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
+const schema91 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
 
-function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema80,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema91,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6427,7 +7428,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "data"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema80,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema91,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6440,7 +7441,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema68.type,parentSchema:schema68,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema79.type,parentSchema:schema79,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6450,7 +7451,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema79.enum},message:"must be equal to one of the allowed values",schema:schema79.enum,parentSchema:schema79,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6468,7 +7469,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.contains === undefined){
-const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema70.oneOf[0].required,parentSchema:schema70.oneOf[0],data:data1};
+const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema81.oneOf[0].required,parentSchema:schema81.oneOf[0],data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6486,7 +7487,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.matches === undefined){
-const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema70.oneOf[1].required,parentSchema:schema70.oneOf[1],data:data1};
+const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema81.oneOf[1].required,parentSchema:schema81.oneOf[1],data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6508,7 +7509,7 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema70.oneOf,parentSchema:schema70,data:data1};
+const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema81.oneOf,parentSchema:schema81,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6531,7 +7532,7 @@ vErrors = null;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data1};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6545,7 +7546,7 @@ if(data1.contains !== undefined){
 let data2 = data1.contains;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema70.properties.contains,data:data2};
+const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema81.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6556,7 +7557,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.contains.type,parentSchema:schema70.properties.contains,data:data2};
+const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema81.properties.contains.type,parentSchema:schema81.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6569,7 +7570,7 @@ errors++;
 if(data1.matches !== undefined){
 let data3 = data1.matches;
 if(typeof data3 !== "string"){
-const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.matches.type,parentSchema:schema70.properties.matches,data:data3};
+const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema81.properties.matches.type,parentSchema:schema81.properties.matches,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6581,7 +7582,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data:data1};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema81.type,parentSchema:schema81,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6594,7 +7595,7 @@ errors++;
 if(data.data !== undefined){
 let data4 = data.data;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.properties.data.type,parentSchema:schema80.properties.data,data:data4};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.properties.data.type,parentSchema:schema91.properties.data,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6606,7 +7607,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.type,parentSchema:schema91,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6615,12 +7616,12 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate59.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs1 = errors;
@@ -6628,7 +7629,7 @@ let valid0 = false;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.shadowedSeqs === undefined){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema78.anyOf[0].required,parentSchema:schema78.anyOf[0],data};
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema89.anyOf[0].required,parentSchema:schema89.anyOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6644,7 +7645,7 @@ if(!valid0){
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.nodes === undefined){
-const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema78.anyOf[1].required,parentSchema:schema78.anyOf[1],data};
+const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema89.anyOf[1].required,parentSchema:schema89.anyOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6660,7 +7661,7 @@ if(!valid0){
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.first === undefined){
-const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema78.anyOf[2].required,parentSchema:schema78.anyOf[2],data};
+const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema89.anyOf[2].required,parentSchema:schema89.anyOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6676,7 +7677,7 @@ if(!valid0){
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.last === undefined){
-const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema78.anyOf[3].required,parentSchema:schema78.anyOf[3],data};
+const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema89.anyOf[3].required,parentSchema:schema89.anyOf[3],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6692,7 +7693,7 @@ valid0 = valid0 || _valid0;
 }
 }
 if(!valid0){
-const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema78.anyOf,parentSchema:schema78,data};
+const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema89.anyOf,parentSchema:schema89,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6715,7 +7716,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "bracket") || (key0 === "shadowedSeqs")) || (key0 === "nodes")) || (key0 === "first")) || (key0 === "last"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data};
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema89,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6728,7 +7729,7 @@ errors++;
 if(data.bracket !== undefined){
 let data0 = data.bracket;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (typeof data0 !== "string")){
-const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema78.properties.bracket.type},message:"must be integer,string",schema:schema78.properties.bracket.type,parentSchema:schema78.properties.bracket,data:data0};
+const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema89.properties.bracket.type},message:"must be integer,string",schema:schema89.properties.bracket.type,parentSchema:schema89.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6764,7 +7765,7 @@ let ifClause0;
 if(_valid1){
 const _errs12 = errors;
 if("any" !== data0){
-const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema78.properties.bracket.then,data:data0};
+const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema89.properties.bracket.then,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6781,7 +7782,7 @@ else {
 const _errs13 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema78.properties.bracket.else,data:data0};
+const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema89.properties.bracket.else,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6796,7 +7797,7 @@ valid2 = _valid1;
 ifClause0 = "else";
 }
 if(!valid2){
-const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema78.properties.bracket.if,parentSchema:schema78.properties.bracket,data:data0};
+const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema89.properties.bracket.if,parentSchema:schema89.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6810,7 +7811,7 @@ if(data.shadowedSeqs !== undefined){
 let data1 = data.shadowedSeqs;
 if(Array.isArray(data1)){
 if(data1.length > 100000){
-const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema78.properties.shadowedSeqs,data:data1};
+const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema89.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6823,7 +7824,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.shadowedSeqs.items.type,parentSchema:schema78.properties.shadowedSeqs.items,data:data2};
+const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema89.properties.shadowedSeqs.items.type,parentSchema:schema89.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6834,7 +7835,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.shadowedSeqs.items,data:data2};
+const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema89.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6847,7 +7848,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema78.properties.shadowedSeqs.type,parentSchema:schema78.properties.shadowedSeqs,data:data1};
+const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema89.properties.shadowedSeqs.type,parentSchema:schema89.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6860,7 +7861,7 @@ errors++;
 if(data.nodes !== undefined){
 let data3 = data.nodes;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data3};
+const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6871,7 +7872,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data3};
+const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6883,7 +7884,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data3};
+const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6894,7 +7895,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "min") || (key1 === "max"))){
-const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data3};
+const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6907,7 +7908,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data4};
+const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6918,7 +7919,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data4};
+const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6932,7 +7933,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data5};
+const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6943,7 +7944,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data5};
+const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6957,20 +7958,20 @@ errors++;
 }
 }
 if(data.first !== undefined){
-if(!(validate59(data.first, {instancePath:instancePath+"/first",parentData:data,parentDataProperty:"first",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate62(data.first, {instancePath:instancePath+"/first",parentData:data,parentDataProperty:"first",rootData}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 }
 if(data.last !== undefined){
-if(!(validate59(data.last, {instancePath:instancePath+"/last",parentData:data,parentDataProperty:"last",rootData}))){
-vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+if(!(validate62(data.last, {instancePath:instancePath+"/last",parentData:data,parentDataProperty:"last",rootData}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema78.type,parentSchema:schema78,data};
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema89.type,parentSchema:schema89,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6979,18 +7980,18 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate61.errors = vErrors;
 return errors === 0;
 }
 
-const schema84 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
+const schema95 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema84,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7001,7 +8002,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "window") || (key0 === "pairing")) || (key0 === "images")) || (key0 === "maxOutput")) || (key0 === "fault")) || (key0 === "unclassified")) || (key0 === "total"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema84,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7014,7 +8015,7 @@ errors++;
 if(data.window !== undefined){
 let data0 = data.window;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data0};
+const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7025,7 +8026,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data0};
+const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7037,7 +8038,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data0};
+const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7048,7 +8049,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data0};
+const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7061,7 +8062,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7072,7 +8073,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7086,7 +8087,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7097,7 +8098,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7113,7 +8114,7 @@ errors++;
 if(data.pairing !== undefined){
 let data3 = data.pairing;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data3};
+const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7124,7 +8125,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data3};
+const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7136,7 +8137,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data3};
+const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7147,7 +8148,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data3};
+const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7160,7 +8161,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7171,7 +8172,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7185,7 +8186,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7196,7 +8197,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7212,7 +8213,7 @@ errors++;
 if(data.images !== undefined){
 let data6 = data.images;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data6};
+const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7223,7 +8224,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data6};
+const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7235,7 +8236,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data6};
+const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7246,7 +8247,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data6};
+const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7259,7 +8260,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7270,7 +8271,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7284,7 +8285,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7295,7 +8296,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7311,7 +8312,7 @@ errors++;
 if(data.maxOutput !== undefined){
 let data9 = data.maxOutput;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data9};
+const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7322,7 +8323,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data9};
+const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7334,7 +8335,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data9};
+const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7345,7 +8346,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data9};
+const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7358,7 +8359,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7369,7 +8370,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7383,7 +8384,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -7394,7 +8395,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -7410,7 +8411,7 @@ errors++;
 if(data.fault !== undefined){
 let data12 = data.fault;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data12};
+const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -7421,7 +8422,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data12};
+const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7433,7 +8434,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data12};
+const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7444,7 +8445,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data12};
+const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7457,7 +8458,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7468,7 +8469,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7482,7 +8483,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7493,7 +8494,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7509,7 +8510,7 @@ errors++;
 if(data.unclassified !== undefined){
 let data15 = data.unclassified;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data15};
+const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7520,7 +8521,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data15};
+const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -7532,7 +8533,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data15};
+const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7543,7 +8544,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data15};
+const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7556,7 +8557,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -7567,7 +8568,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data16};
+const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -7581,7 +8582,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -7592,7 +8593,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data17};
+const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -7608,7 +8609,7 @@ errors++;
 if(data.total !== undefined){
 let data18 = data.total;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data18};
+const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7619,7 +8620,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data18};
+const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7631,7 +8632,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data18};
+const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -7642,7 +8643,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data18};
+const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data18};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -7655,7 +8656,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -7666,7 +8667,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data19};
+const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -7680,7 +8681,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -7691,7 +8692,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data20};
+const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -7706,7 +8707,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -7715,18 +8716,18 @@ vErrors.push(err58);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema52.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema52,data};
+if(!(func2.call(schema63.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema63,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7739,7 +8740,7 @@ errors++;
 if(data.invariants !== undefined){
 let data0 = data.invariants;
 if((typeof data0 !== "string") && (!(Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema52.properties.invariants.type},message:"must be string,array",schema:schema52.properties.invariants.type,parentSchema:schema52.properties.invariants,data:data0};
+const err1 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema63.properties.invariants.type},message:"must be string,array",schema:schema63.properties.invariants.type,parentSchema:schema63.properties.invariants,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7775,7 +8776,7 @@ let ifClause0;
 if(_valid0){
 const _errs7 = errors;
 if("all" !== data0){
-const err3 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema52.properties.invariants.then,data:data0};
+const err3 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema63.properties.invariants.then,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7792,7 +8793,7 @@ else {
 const _errs8 = errors;
 if(Array.isArray(data0)){
 if(data0.length < 1){
-const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema52.properties.invariants.else,data:data0};
+const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema63.properties.invariants.else,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7805,7 +8806,7 @@ const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
 let data1 = data0[i0];
 if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.type,parentSchema:schema53,data:data1};
+const err5 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.type,parentSchema:schema64,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7815,7 +8816,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((data1 === "INV-01") || (data1 === "INV-02")) || (data1 === "INV-03")) || (data1 === "INV-04")) || (data1 === "INV-05")) || (data1 === "INV-06")) || (data1 === "INV-07")) || (data1 === "INV-08")) || (data1 === "INV-09")) || (data1 === "INV-10")) || (data1 === "INV-11")) || (data1 === "INV-12")) || (data1 === "INV-13")) || (data1 === "INV-14")) || (data1 === "INV-15")) || (data1 === "INV-16")) || (data1 === "INV-17")) || (data1 === "INV-18")) || (data1 === "INV-19")) || (data1 === "INV-20")) || (data1 === "INV-21")) || (data1 === "INV-22")) || (data1 === "INV-23")) || (data1 === "INV-24")) || (data1 === "INV-25")) || (data1 === "INV-26")) || (data1 === "INV-27")) || (data1 === "INV-28")) || (data1 === "INV-29")) || (data1 === "INV-30")) || (data1 === "INV-31")) || (data1 === "INV-32")) || (data1 === "INV-33")) || (data1 === "INV-34")) || (data1 === "INV-35")) || (data1 === "INV-36")) || (data1 === "INV-37")) || (data1 === "INV-38")) || (data1 === "INV-39")) || (data1 === "INV-40")) || (data1 === "INV-41")) || (data1 === "INV-42")) || (data1 === "INV-43")) || (data1 === "INV-44")) || (data1 === "INV-45")) || (data1 === "INV-46")) || (data1 === "INV-47"))){
-const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values",schema:schema53.enum,parentSchema:schema53,data:data1};
+const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7832,7 +8833,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data0[i1], data0[j0])){
-const err7 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema52.properties.invariants.else,data:data0};
+const err7 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema63.properties.invariants.else,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7851,7 +8852,7 @@ valid1 = _valid0;
 ifClause0 = "else";
 }
 if(!valid1){
-const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema52.properties.invariants.if,parentSchema:schema52.properties.invariants,data:data0};
+const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema63.properties.invariants.if,parentSchema:schema63.properties.invariants,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7865,7 +8866,7 @@ if(data.outcome !== undefined){
 let data2 = data.outcome;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err9 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema52.properties.outcome,data:data2};
+const err9 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema63.properties.outcome,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7876,14 +8877,14 @@ errors++;
 }
 const len1 = data2.length;
 for(let i2=0; i2<len1; i2++){
-if(!(validate50(data2[i2], {instancePath:instancePath+"/outcome/" + i2,parentData:data2,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate53(data2[i2], {instancePath:instancePath+"/outcome/" + i2,parentData:data2,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema52.properties.outcome.type,parentSchema:schema52.properties.outcome,data:data2};
+const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema63.properties.outcome.type,parentSchema:schema63.properties.outcome,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7894,8 +8895,8 @@ errors++;
 }
 }
 if(data.counts !== undefined){
-if(!(validate52(data.counts, {instancePath:instancePath+"/counts",parentData:data,parentDataProperty:"counts",rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate55(data.counts, {instancePath:instancePath+"/counts",parentData:data,parentDataProperty:"counts",rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -7903,7 +8904,7 @@ if(data.finalPressure !== undefined){
 let data5 = data.finalPressure;
 if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
 if(Object.keys(data5).length < 1){
-const err11 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema66,data:data5};
+const err11 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema77,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7914,7 +8915,7 @@ errors++;
 }
 for(const key1 in data5){
 if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
-const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema66,data:data5};
+const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema77,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7928,7 +8929,7 @@ if(data5.ratioMin !== undefined){
 let data6 = data5.ratioMin;
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err13 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.ratioMin,data:data6};
+const err13 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema77.properties.ratioMin,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7939,7 +8940,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema66.properties.ratioMin.type,parentSchema:schema66.properties.ratioMin,data:data6};
+const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema77.properties.ratioMin.type,parentSchema:schema77.properties.ratioMin,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7953,7 +8954,7 @@ if(data5.ratioMax !== undefined){
 let data7 = data5.ratioMax;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err15 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.ratioMax,data:data7};
+const err15 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema77.properties.ratioMax,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7964,7 +8965,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema66.properties.ratioMax.type,parentSchema:schema66.properties.ratioMax,data:data7};
+const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema77.properties.ratioMax.type,parentSchema:schema77.properties.ratioMax,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7977,7 +8978,7 @@ errors++;
 if(data5.tokensMin !== undefined){
 let data8 = data5.tokensMin;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err17 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.tokensMin.type,parentSchema:schema66.properties.tokensMin,data:data8};
+const err17 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema77.properties.tokensMin.type,parentSchema:schema77.properties.tokensMin,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7988,7 +8989,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.tokensMin,data:data8};
+const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema77.properties.tokensMin,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8002,7 +9003,7 @@ errors++;
 if(data5.tokensMax !== undefined){
 let data9 = data5.tokensMax;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err19 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.tokensMax.type,parentSchema:schema66.properties.tokensMax,data:data9};
+const err19 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema77.properties.tokensMax.type,parentSchema:schema77.properties.tokensMax,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8013,7 +9014,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.tokensMax,data:data9};
+const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema77.properties.tokensMax,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8026,7 +9027,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data:data5};
+const err21 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema77.type,parentSchema:schema77,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8040,7 +9041,7 @@ if(data.events !== undefined){
 let data10 = data.events;
 if(Array.isArray(data10)){
 if(data10.length > 10000){
-const err22 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema52.properties.events,data:data10};
+const err22 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema63.properties.events,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8051,14 +9052,14 @@ errors++;
 }
 const len2 = data10.length;
 for(let i3=0; i3<len2; i3++){
-if(!(validate54(data10[i3], {instancePath:instancePath+"/events/" + i3,parentData:data10,parentDataProperty:i3,rootData}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate57(data10[i3], {instancePath:instancePath+"/events/" + i3,parentData:data10,parentDataProperty:i3,rootData}))){
+vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema52.properties.events.type,parentSchema:schema52.properties.events,data:data10};
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema63.properties.events.type,parentSchema:schema63.properties.events,data:data10};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8071,7 +9072,7 @@ errors++;
 if(data.finalSurfaceNodes !== undefined){
 let data12 = data.finalSurfaceNodes;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err24 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema59.type},message:"must be integer,object",schema:schema59.type,parentSchema:schema59,data:data12};
+const err24 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema70.type},message:"must be integer,object",schema:schema70.type,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8082,7 +9083,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59,data:data12};
+const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8094,7 +9095,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema59,data:data12};
+const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8105,7 +9106,7 @@ errors++;
 }
 for(const key2 in data12){
 if(!((key2 === "min") || (key2 === "max"))){
-const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data:data12};
+const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8118,7 +9119,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err28 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.min.type,parentSchema:schema59.properties.min,data:data13};
+const err28 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.min.type,parentSchema:schema70.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8129,7 +9130,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.min,data:data13};
+const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8143,7 +9144,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err30 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.max.type,parentSchema:schema59.properties.max,data:data14};
+const err30 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.max.type,parentSchema:schema70.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8154,7 +9155,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.max,data:data14};
+const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -8168,8 +9169,8 @@ errors++;
 }
 }
 if(data.perPreStep !== undefined){
-if(!(validate56(data.perPreStep, {instancePath:instancePath+"/perPreStep",parentData:data,parentDataProperty:"perPreStep",rootData}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate59(data.perPreStep, {instancePath:instancePath+"/perPreStep",parentData:data,parentDataProperty:"perPreStep",rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }
@@ -8177,7 +9178,7 @@ if(data.summarized !== undefined){
 let data16 = data.summarized;
 if(Array.isArray(data16)){
 if(data16.length > 10000){
-const err32 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema52.properties.summarized,data:data16};
+const err32 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema63.properties.summarized,data:data16};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8188,14 +9189,14 @@ errors++;
 }
 const len3 = data16.length;
 for(let i4=0; i4<len3; i4++){
-if(!(validate58(data16[i4], {instancePath:instancePath+"/summarized/" + i4,parentData:data16,parentDataProperty:i4,rootData}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate61(data16[i4], {instancePath:instancePath+"/summarized/" + i4,parentData:data16,parentDataProperty:i4,rootData}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema52.properties.summarized.type,parentSchema:schema52.properties.summarized,data:data16};
+const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema63.properties.summarized.type,parentSchema:schema63.properties.summarized,data:data16};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8209,7 +9210,7 @@ if(data.warnings !== undefined){
 let data18 = data.warnings;
 if(Array.isArray(data18)){
 if(data18.length > 10000){
-const err34 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema52.properties.warnings,data:data18};
+const err34 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema63.properties.warnings,data:data18};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8227,7 +9228,7 @@ let passing0 = null;
 const _errs49 = errors;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.contains === undefined){
-const err35 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema83.oneOf[0].required,parentSchema:schema83.oneOf[0],data:data19};
+const err35 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema94.oneOf[0].required,parentSchema:schema94.oneOf[0],data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8245,7 +9246,7 @@ passing0 = 0;
 const _errs50 = errors;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.matches === undefined){
-const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema83.oneOf[1].required,parentSchema:schema83.oneOf[1],data:data19};
+const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema94.oneOf[1].required,parentSchema:schema94.oneOf[1],data:data19};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8267,7 +9268,7 @@ passing0 = 1;
 }
 }
 if(!valid19){
-const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema83.oneOf,parentSchema:schema83,data:data19};
+const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema94.oneOf,parentSchema:schema94,data:data19};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8290,7 +9291,7 @@ vErrors = null;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 for(const key3 in data19){
 if(!(((key3 === "contains") || (key3 === "matches")) || (key3 === "absent"))){
-const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema83,data:data19};
+const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema94,data:data19};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8304,7 +9305,7 @@ if(data19.contains !== undefined){
 let data20 = data19.contains;
 if(typeof data20 === "string"){
 if(func3(data20) < 1){
-const err39 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema83.properties.contains,data:data20};
+const err39 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema94.properties.contains,data:data20};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8315,7 +9316,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.contains.type,parentSchema:schema83.properties.contains,data:data20};
+const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema94.properties.contains.type,parentSchema:schema94.properties.contains,data:data20};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8328,7 +9329,7 @@ errors++;
 if(data19.matches !== undefined){
 let data21 = data19.matches;
 if(typeof data21 !== "string"){
-const err41 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.matches.type,parentSchema:schema83.properties.matches,data:data21};
+const err41 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema94.properties.matches.type,parentSchema:schema94.properties.matches,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8341,7 +9342,7 @@ errors++;
 if(data19.absent !== undefined){
 let data22 = data19.absent;
 if(true !== data22){
-const err42 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema83.properties.absent,data:data22};
+const err42 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema94.properties.absent,data:data22};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8353,7 +9354,7 @@ errors++;
 }
 }
 else {
-const err43 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema83.type,parentSchema:schema83,data:data19};
+const err43 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data:data19};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -8365,7 +9366,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema52.properties.warnings.type,parentSchema:schema52.properties.warnings,data:data18};
+const err44 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema63.properties.warnings.type,parentSchema:schema63.properties.warnings,data:data18};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -8376,8 +9377,8 @@ errors++;
 }
 }
 if(data.rejections !== undefined){
-if(!(validate63(data.rejections, {instancePath:instancePath+"/rejections",parentData:data,parentDataProperty:"rejections",rootData}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate66(data.rejections, {instancePath:instancePath+"/rejections",parentData:data,parentDataProperty:"rejections",rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 }
@@ -8385,7 +9386,7 @@ if(data.requests !== undefined){
 let data24 = data.requests;
 if(Array.isArray(data24)){
 if(data24.length > 10000){
-const err45 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema52.properties.requests,data:data24};
+const err45 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema63.properties.requests,data:data24};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -8400,7 +9401,7 @@ let data25 = data24[i6];
 if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
 for(const key4 in data25){
 if(!((((((((key4 === "purpose") || (key4 === "every")) || (key4 === "absent")) || (key4 === "message")) || (key4 === "role")) || (key4 === "equals")) || (key4 === "contains")) || (key4 === "matches"))){
-const err46 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data:data25};
+const err46 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema103,data:data25};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -8413,7 +9414,7 @@ errors++;
 if(data25.purpose !== undefined){
 let data26 = data25.purpose;
 if(typeof data26 !== "string"){
-const err47 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.purpose.type,parentSchema:schema92.properties.purpose,data:data26};
+const err47 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.purpose.type,parentSchema:schema103.properties.purpose,data:data26};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -8423,7 +9424,7 @@ vErrors.push(err47);
 errors++;
 }
 if(!(((data26 === "conversation") || (data26 === "compaction")) || (data26 === "session-title"))){
-const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema92.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema92.properties.purpose.enum,parentSchema:schema92.properties.purpose,data:data26};
+const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema103.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.purpose.enum,parentSchema:schema103.properties.purpose,data:data26};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -8436,7 +9437,7 @@ errors++;
 if(data25.every !== undefined){
 let data27 = data25.every;
 if(true !== data27){
-const err49 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema92.properties.every,data:data27};
+const err49 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema103.properties.every,data:data27};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -8449,7 +9450,7 @@ errors++;
 if(data25.absent !== undefined){
 let data28 = data25.absent;
 if(true !== data28){
-const err50 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema92.properties.absent,data:data28};
+const err50 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema103.properties.absent,data:data28};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -8462,7 +9463,7 @@ errors++;
 if(data25.message !== undefined){
 let data29 = data25.message;
 if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err51 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.message.type,parentSchema:schema92.properties.message,data:data29};
+const err51 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.message.type,parentSchema:schema103.properties.message,data:data29};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -8475,7 +9476,7 @@ errors++;
 if(data25.role !== undefined){
 let data30 = data25.role;
 if(typeof data30 !== "string"){
-const err52 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.role.type,parentSchema:schema92.properties.role,data:data30};
+const err52 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.role.type,parentSchema:schema103.properties.role,data:data30};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -8485,7 +9486,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!(((data30 === "system") || (data30 === "user")) || (data30 === "assistant"))){
-const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema92.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema92.properties.role.enum,parentSchema:schema92.properties.role,data:data30};
+const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema103.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.role.enum,parentSchema:schema103.properties.role,data:data30};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -8498,7 +9499,7 @@ errors++;
 if(data25.equals !== undefined){
 let data31 = data25.equals;
 if(typeof data31 !== "string"){
-const err54 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.equals.type,parentSchema:schema92.properties.equals,data:data31};
+const err54 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.equals.type,parentSchema:schema103.properties.equals,data:data31};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -8508,7 +9509,7 @@ vErrors.push(err54);
 errors++;
 }
 if(!((data31 === "first") || (data31 === "previous"))){
-const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema92.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema92.properties.equals.enum,parentSchema:schema92.properties.equals,data:data31};
+const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema103.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.equals.enum,parentSchema:schema103.properties.equals,data:data31};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -8522,7 +9523,7 @@ if(data25.contains !== undefined){
 let data32 = data25.contains;
 if(typeof data32 === "string"){
 if(func3(data32) < 1){
-const err56 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema92.properties.contains,data:data32};
+const err56 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema103.properties.contains,data:data32};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -8533,7 +9534,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.contains.type,parentSchema:schema92.properties.contains,data:data32};
+const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.contains.type,parentSchema:schema103.properties.contains,data:data32};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -8546,7 +9547,7 @@ errors++;
 if(data25.matches !== undefined){
 let data33 = data25.matches;
 if(typeof data33 !== "string"){
-const err58 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.matches.type,parentSchema:schema92.properties.matches,data:data33};
+const err58 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.matches.type,parentSchema:schema103.properties.matches,data:data33};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -8558,7 +9559,7 @@ errors++;
 }
 }
 else {
-const err59 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data:data25};
+const err59 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data:data25};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -8570,7 +9571,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema52.properties.requests.type,parentSchema:schema52.properties.requests,data:data24};
+const err60 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema63.properties.requests.type,parentSchema:schema63.properties.requests,data:data24};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -8582,7 +9583,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data};
+const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -8591,7 +9592,7 @@ vErrors.push(err61);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
 
@@ -8885,15 +9886,15 @@ errors = vErrors.length;
 }
 }
 if(data.policy !== undefined){
-if(!(validate17(data.policy, {instancePath:instancePath+"/policy",parentData:data,parentDataProperty:"policy",rootData}))){
-vErrors = vErrors === null ? validate17.errors : vErrors.concat(validate17.errors);
+if(!(validate20(data.policy, {instancePath:instancePath+"/policy",parentData:data,parentDataProperty:"policy",rootData}))){
+vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
 errors = vErrors.length;
 }
 }
 if(data.pruner !== undefined){
 let data9 = data.pruner;
 if((typeof data9 !== "boolean") && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err23 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/type",keyword:"type",params:{type: schema21.type},message:"must be boolean,object",schema:schema21.type,parentSchema:schema21,data:data9};
+const err23 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/type",keyword:"type",params:{type: schema32.type},message:"must be boolean,object",schema:schema32.type,parentSchema:schema32,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8905,7 +9906,7 @@ errors++;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key1 in data9){
 if(!(((key1 === "thresholdChars") || (key1 === "headChars")) || (key1 === "tailChars"))){
-const err24 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema21,data:data9};
+const err24 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema32,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8918,7 +9919,7 @@ errors++;
 if(data9.thresholdChars !== undefined){
 let data10 = data9.thresholdChars;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err25 = {instancePath:instancePath+"/pruner/thresholdChars",schemaPath:"#/definitions/Pruner/properties/thresholdChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.thresholdChars.type,parentSchema:schema21.properties.thresholdChars,data:data10};
+const err25 = {instancePath:instancePath+"/pruner/thresholdChars",schemaPath:"#/definitions/Pruner/properties/thresholdChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.thresholdChars.type,parentSchema:schema32.properties.thresholdChars,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8931,7 +9932,7 @@ errors++;
 if(data9.headChars !== undefined){
 let data11 = data9.headChars;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err26 = {instancePath:instancePath+"/pruner/headChars",schemaPath:"#/definitions/Pruner/properties/headChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.headChars.type,parentSchema:schema21.properties.headChars,data:data11};
+const err26 = {instancePath:instancePath+"/pruner/headChars",schemaPath:"#/definitions/Pruner/properties/headChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.headChars.type,parentSchema:schema32.properties.headChars,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8944,7 +9945,7 @@ errors++;
 if(data9.tailChars !== undefined){
 let data12 = data9.tailChars;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err27 = {instancePath:instancePath+"/pruner/tailChars",schemaPath:"#/definitions/Pruner/properties/tailChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.tailChars.type,parentSchema:schema21.properties.tailChars,data:data12};
+const err27 = {instancePath:instancePath+"/pruner/tailChars",schemaPath:"#/definitions/Pruner/properties/tailChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.tailChars.type,parentSchema:schema32.properties.tailChars,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8957,8 +9958,8 @@ errors++;
 }
 }
 if(data.transcript !== undefined){
-if(!(validate19(data.transcript, {instancePath:instancePath+"/transcript",parentData:data,parentDataProperty:"transcript",rootData}))){
-vErrors = vErrors === null ? validate19.errors : vErrors.concat(validate19.errors);
+if(!(validate22(data.transcript, {instancePath:instancePath+"/transcript",parentData:data,parentDataProperty:"transcript",rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
 }
@@ -8977,8 +9978,8 @@ errors++;
 }
 const len1 = data14.length;
 for(let i2=0; i2<len1; i2++){
-if(!(validate41(data14[i2], {instancePath:instancePath+"/faults/" + i2,parentData:data14,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+if(!(validate44(data14[i2], {instancePath:instancePath+"/faults/" + i2,parentData:data14,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
 errors = vErrors.length;
 }
 }
@@ -9009,8 +10010,8 @@ errors++;
 }
 const len2 = data16.length;
 for(let i3=0; i3<len2; i3++){
-if(!(validate47(data16[i3], {instancePath:instancePath+"/manual/" + i3,parentData:data16,parentDataProperty:i3,rootData}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate50(data16[i3], {instancePath:instancePath+"/manual/" + i3,parentData:data16,parentDataProperty:i3,rootData}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
@@ -9027,8 +10028,8 @@ errors++;
 }
 }
 if(data.expect !== undefined){
-if(!(validate49(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate52(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 }

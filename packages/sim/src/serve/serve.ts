@@ -20,11 +20,12 @@ import { deterministicSummary } from '../provider/deterministic-summary.ts'
 import { FaultInjectingPlan } from '../provider/faults.ts'
 import { MockProvider } from '../provider/mock-provider.ts'
 import { serveHttp } from '../provider/serve-http.ts'
+import type { MockRoute } from '../provider/route.ts'
 import { TranscriptReplyPlan } from '../provider/transcript-plan.ts'
 import type { CapturedWireRequest, MockModel, MockWire, PlannedOutcome, ReplyPlan } from '../provider/types.ts'
 import { countingFaultedSummaries, SummaryService } from '../run/summaries.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
-import { checkFaultsSimulable, realise, worldRoutes } from '../run/world.ts'
+import { checkFaultsSimulable, realise, worldMockRoutes } from '../run/world.ts'
 import { loadScenario } from '../scenario/load.ts'
 import { resolveScenario, type ResolvedScenario } from '../scenario/resolve.ts'
 import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
@@ -118,6 +119,8 @@ class DefaultPlan implements ReplyPlan {
 
 interface Served {
   plan: ReplyPlan
+  /** The scenario's routes (issue #15); null without a scenario (`models` then lists the announced model). */
+  routes: MockRoute[] | null
   models: MockModel[]
   model: string
   wire: MockWire
@@ -154,16 +157,15 @@ async function scenarioPlan(file: string, options: ServeOptions): Promise<Served
       ignoredFaults.push({ id: fault.id, kind: fault.kind, reason: `${fault.kind} ${HOOK_REASON[r.kind] ?? r.kind}` })
     }
   }
-  const models: MockModel[] = worldRoutes(scenario).flatMap((r) => (r.contextWindow === undefined ? [] : [{
-    id: r.model, contextWindow: r.contextWindow, ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
-  }]))
+  const wire = options.wire ?? scenario.provider.wire
   const summaries = new SummaryService(scenario.provider.summarizer)
   const faulted = new FaultInjectingPlan(new TranscriptReplyPlan(transcript, { summaries }), specs)
   return {
     plan: countingFaultedSummaries(faulted, summaries),
-    models,
+    routes: worldMockRoutes(scenario).map((r) => ({ ...r, wire })),
+    models: [],
     model: scenario.provider.model,
-    wire: options.wire ?? scenario.provider.wire,
+    wire,
     seed,
     servedFaults,
     ignoredFaults,
@@ -181,7 +183,7 @@ export async function serve(options: ServeOptions = {}): Promise<Serving> {
   }
   const served: Served = options.scenario === undefined
     ? {
-      plan: new DefaultPlan(), models: [{ id: SERVE_DEFAULT_MODEL, contextWindow: SERVE_DEFAULT_CONTEXT_WINDOW }], model: SERVE_DEFAULT_MODEL, wire: options.wire ?? 'openai', seed: options.seed ?? 0,
+      plan: new DefaultPlan(), routes: null, models: [{ id: SERVE_DEFAULT_MODEL, contextWindow: SERVE_DEFAULT_CONTEXT_WINDOW }], model: SERVE_DEFAULT_MODEL, wire: options.wire ?? 'openai', seed: options.seed ?? 0,
       servedFaults: [], ignoredFaults: [],
     }
     : await scenarioPlan(options.scenario, options)
@@ -190,7 +192,7 @@ export async function serve(options: ServeOptions = {}): Promise<Serving> {
     wire: served.wire,
     plan: served.plan,
     clock: { now: () => CLOCK_ORIGIN_MS + SERVE_REQUEST_STEP_MS * handled },
-    models: served.models,
+    ...(served.routes === null ? { models: served.models } : { routes: served.routes }),
     // Without a scenario the announced model is listed, and any other model name is still served.
     acceptUnknownModels: options.scenario === undefined,
   })

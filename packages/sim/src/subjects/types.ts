@@ -40,7 +40,12 @@ export interface SubjectHooks {
 
 /** Options of one subject session (see `runReferenceSession` for the reference subject's contract). */
 export interface SubjectSessionOptions {
-  /** The resolved scenario: provider route (`provider.wire`, `name`, `model`), policy, pruner, manual actions. */
+  /**
+   * The resolved scenario: provider (`provider.wire`, `name`, `model` of the conversation route), every route
+   * the mock serves (`provider.routes`, with `conversationRoute` and `summaryRoute`; issue #15), policy (a
+   * summary route other than the conversation route is its `summarizationProvider`/`summarizationModel`),
+   * pruner, manual actions. Route capacities are also served by `GET <baseUrl>/models/<id>`.
+   */
   scenario: ResolvedScenario
   /** What to replay: the system prompt, tools, each turn's user input and the results of its tool calls. */
   transcript: Transcript

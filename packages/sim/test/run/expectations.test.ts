@@ -46,7 +46,7 @@ describe('fault realisation', () => {
     when: { requestIndex: null, purpose: null, occurrence: 1, afterEvent: null, afterSeq: null },
     params: {
       code: null, message: null, status: null, offloadImages: null, delivery: 'before-headers', chunks: 0, retryAfterMs: null,
-      count: 1, contextWindow: null,
+      count: 1, contextWindow: null, switchTo: null,
     },
   })
 

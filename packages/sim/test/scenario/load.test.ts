@@ -175,6 +175,37 @@ describe('each error class names file:line:column', () => {
     `)
   })
 
+  it('a provider world that contradicts itself (issue #15)', () => {
+    const routes = (lines: string): string => MINIMAL.replace('  model: mock\n  contextWindow: 4000\n', lines)
+    expect(errorOf(routes('  routes:\n    - { model: big, contextWindow: 8000 }\n    - { model: big }\n  summary: small\n')).message)
+      .toMatchInlineSnapshot(`
+        "scenarios/x.yaml:7:16: /provider/routes/1/model repeats the route model "big" of /provider/routes/0
+        scenarios/x.yaml:8:12: /provider/summary names the route "small", which provider.routes does not declare (declared: "big", "big")"
+      `)
+    expect(errorOf(routes('  routes:\n    - { model: big }\n  conversation: other\n')).message)
+      .toMatchInlineSnapshot(`"scenarios/x.yaml:7:17: /provider/conversation names the route "other", which provider.routes does not declare (declared: "big")"`)
+    expect(errorOf(MINIMAL.replace('contextWindow: 4000', 'contextWindow: -5')).message)
+      .toMatchInlineSnapshot(`"scenarios/x.yaml:6:18: /provider/contextWindow must be >= 1 (got -5)"`)
+    expect(errorOf(routes('  routes:\n    - { model: big, contextWindow: 0, maxOutputTokens: 0 }\n')).message).toMatchInlineSnapshot(`
+      "scenarios/x.yaml:6:36: /provider/routes/0/contextWindow must be >= 1 (got 0)
+      scenarios/x.yaml:6:56: /provider/routes/0/maxOutputTokens must be >= 1 (got 0)"
+    `)
+    expect(errorOf(`${MINIMAL.replace('contextWindow: 4000', 'contextWindow: 4000\n  limits: { imagesPerRequest: 0, requestImageBytes: 0 }')}`).message)
+      .toMatchInlineSnapshot(`
+        "scenarios/x.yaml:7:31: /provider/limits/imagesPerRequest must be >= 1 (got 0)
+        scenarios/x.yaml:7:53: /provider/limits/requestImageBytes must be >= 1 (got 0)"
+      `)
+    expect(errorOf(MINIMAL.replace('  contextWindow: 4000\n', '  enforce: { window: prompt-plus-max-tokens }\n')).message)
+      .toMatchInlineSnapshot(`"scenarios/x.yaml:6:22: /provider/enforce/window sets window: prompt-plus-max-tokens, but the route "mock" has no contextWindow to count against"`)
+    expect(errorOf(MINIMAL.replace('  contextWindow: 4000\n', '  contextWindow: 4000\n  enforce: sometimes\n')).message)
+      .toMatchInlineSnapshot(`"scenarios/x.yaml:7:12: /provider/enforce must be one of "on", "off" (got "sometimes")"`)
+    expect(errorOf(MINIMAL.replace('  model: mock\n', '  model: mock\n  routes: [{ model: b }]\n')).message).toMatchInlineSnapshot(`"scenarios/x.yaml:4:3: /provider must have exactly one of the keys model (one route) or routes"`)
+    const image = '{ type: image, attachment: { attachmentId: a1, mediaType: image/png, bytes: 2048, width: 8, height: 8 } }'
+    const withImage = MINIMAL.replace('contextWindow: 4000', 'contextWindow: 4000\n  limits: { imageBytes: 1000 }')
+      .replace('- user: hi', `- user: [{ type: text, text: hi }, ${image}]`)
+    expect(errorOf(withImage).message).toMatchInlineSnapshot(`"scenarios/x.yaml:7:25: /provider/limits/imageBytes is 1000 bytes, below the largest image the transcript carries (2048 bytes): it could never be sent"`)
+  })
+
   it('alias bombs, non-finite numbers and deep nesting', () => {
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', 'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]',
       'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]', 'd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]'].join('\n')

@@ -7,8 +7,10 @@ import { join, resolve } from 'node:path'
 import { COMPACTION_DEFAULTS, PRUNE_DEFAULTS } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
 import { ScenarioError, type ScenarioIssue } from '../../src/scenario/errors.ts'
+import { ENFORCE_ALL, ENFORCE_OFF, NO_IMAGE_LIMITS } from '../../src/provider/enforce.ts'
+import { BUILTIN_SUMMARIZER } from '../../src/provider/summarizers.ts'
 import {
-  DEFAULT_FIXTURES_DIR, faultSpecOf, faultTargetOf, isInside, jsonPointer, resolveScenario,
+  DEFAULT_FIXTURES_DIR, faultSpecOf, faultTargetOf, isInside, jsonPointer, resolveEnforce, resolveScenario,
 } from '../../src/scenario/resolve.ts'
 import { FAULT_KINDS, type Scenario } from '../../src/scenario/types.ts'
 
@@ -311,5 +313,126 @@ describe('helpers', () => {
     expect(isInside('/a', '/a')).toBe(false)
     expect(isInside('/a', '/ab')).toBe(false)
     expect(isInside('/a', '/a/..b')).toBe(true)
+  })
+})
+
+describe('provider routes (issue #15)', () => {
+  const ROUTED: Scenario = {
+    ...BASE,
+    provider: {
+      wire: 'openai', name: 'acme',
+      routes: [{ model: 'big', contextWindow: 128000 }, { model: 'small', contextWindow: 16000, maxOutputTokens: 2048 }],
+    },
+  }
+  const provider = (scenario: Scenario): ReturnType<typeof resolveScenario>['provider'] => resolveScenario(scenario, { file: FILE }).provider
+
+  it('the single-model shorthand is exactly one route with the defaults', () => {
+    const p = provider(BASE)
+    expect(p.routes).toEqual([{
+      model: 'mock', wire: 'openai', contextWindow: 4000, maxOutputTokens: null, imageTokens: null, tokenizer: 'heuristic',
+      enforce: ENFORCE_ALL, imageLimits: NO_IMAGE_LIMITS, usage: 'reported', summarizer: BUILTIN_SUMMARIZER,
+    }])
+    expect(p.conversationRoute).toBe(p.routes[0])
+    expect(p.summaryRoute).toBe(p.routes[0])
+    const same = provider({ ...BASE, provider: { wire: 'openai', routes: [{ model: 'mock', contextWindow: 4000 }] } })
+    expect(same).toEqual(p)
+  })
+
+  it('the shorthand carries the route keys; routes take theirs', () => {
+    const p = provider({
+      ...BASE,
+      provider: {
+        wire: 'openai', model: 'mock', contextWindow: 4000, imageTokens: 85, maxOutputTokens: 512, tokenizer: 'dense', enforce: 'off',
+        limits: { imagesPerRequest: 2 }, usage: 'late', summarizer: 'builtin',
+      },
+    })
+    expect(p.routes).toEqual([{
+      model: 'mock', wire: 'openai', contextWindow: 4000, maxOutputTokens: 512, imageTokens: 85, tokenizer: 'dense', enforce: ENFORCE_OFF,
+      imageLimits: { imagesPerRequestMax: 2, imageBytesMax: null, requestImageBytesMax: null }, usage: 'late', summarizer: BUILTIN_SUMMARIZER,
+    }])
+    expect([p.model, p.contextWindow, p.imageTokens]).toEqual(['mock', 4000, 85])
+  })
+
+  it('enforce: on and absent are every rule, off none; an object turns rules off and keeps the rest on', () => {
+    expect([resolveEnforce(undefined), resolveEnforce('on'), resolveEnforce('off')]).toEqual([ENFORCE_ALL, ENFORCE_ALL, ENFORCE_OFF])
+    expect(resolveEnforce({})).toEqual(ENFORCE_ALL)
+    expect(resolveEnforce({ window: false, images: false })).toEqual({ window: null, pairing: true, images: false, maxOutput: true })
+    expect(resolveEnforce({ window: true, pairing: false })).toEqual({ window: 'prompt', pairing: false, images: true, maxOutput: true })
+    expect(resolveEnforce({ window: 'prompt-plus-max-tokens' }).window).toBe('prompt-plus-max-tokens')
+  })
+
+  it('provider.enforce is the default of every route; a route enforce replaces it', () => {
+    const p = provider({ ...ROUTED, provider: { ...ROUTED.provider, enforce: 'off', routes: [{ model: 'big' }, { model: 'small', enforce: { pairing: false } }] } })
+    expect(p.routes.map((r) => r.enforce)).toEqual([ENFORCE_OFF, { window: 'prompt', pairing: false, images: true, maxOutput: true }])
+  })
+
+  it('conversation defaults to the first route and summary to the conversation route; a different summary sets the policy route', () => {
+    const plain = resolveScenario(ROUTED, { file: FILE })
+    expect([plain.provider.conversationRoute.model, plain.provider.summaryRoute.model, plain.provider.model]).toEqual(['big', 'big', 'big'])
+    expect(plain.policyConfig).toEqual({})
+    const split = resolveScenario({ ...ROUTED, provider: { ...ROUTED.provider, conversation: 'small', summary: 'big' } }, { file: FILE })
+    expect([split.provider.conversationRoute.model, split.provider.summaryRoute.model, split.provider.contextWindow]).toEqual(['small', 'big', 16000])
+    expect(split.policyConfig).toEqual({ summarizationProvider: 'acme', summarizationModel: 'big' })
+    expect(split.policy.summarization).toEqual({ provider: 'acme', model: 'big' })
+  })
+
+  it('a policy that names a declared route makes it the summary route; provider.summary must then agree', () => {
+    const policy = { summarizationProvider: 'acme', summarizationModel: 'small' }
+    expect(provider({ ...ROUTED, policy }).summaryRoute.model).toBe('small')
+    expect(provider({ ...ROUTED, policy, provider: { ...ROUTED.provider, summary: 'small' } }).summaryRoute.model).toBe('small')
+    expect(issuesOf({ ...ROUTED, policy, provider: { ...ROUTED.provider, summary: 'big' } })).toEqual([{
+      code: 'SEMANTIC', path: '/policy/summarizationModel',
+      reason: 'names the summary route "small", but provider.summary is "big"; they must agree',
+    }])
+    expect(issuesOf({ ...ROUTED, policy: { summarizationProvider: 'acme', summarizationModel: 'nope' } })).toEqual([{
+      code: 'SEMANTIC', path: '/policy/summarizationModel', reason: 'names the route "nope", which the provider does not declare (declared: "big", "small")',
+    }])
+    expect(issuesOf({ ...ROUTED, policy: { summarizationProvider: 'other', summarizationModel: 'small' } })[0]?.path).toBe('/policy/summarizationProvider')
+  })
+
+  it('refuses a world that contradicts itself, each problem at its JSON path', () => {
+    const bad: Scenario = {
+      ...BASE,
+      provider: {
+        wire: 'openai', summary: 'tiny', conversation: 'ghost', contextWindow: 10,
+        routes: [{ model: 'a', enforce: { window: 'prompt-plus-max-tokens' } }, { model: 'a', wire: 'deepseek' }],
+      },
+    }
+    expect(issuesOf(bad)).toEqual([
+      { code: 'SEMANTIC', path: '/provider/contextWindow', reason: 'belongs in each route when provider.routes is given' },
+      { code: 'SEMANTIC', path: '/provider/routes/0/enforce/window', reason: 'sets window: prompt-plus-max-tokens, but the route "a" has no contextWindow to count against' },
+      { code: 'SEMANTIC', path: '/provider/routes/1/model', reason: 'repeats the route model "a" of /provider/routes/0' },
+      {
+        code: 'SEMANTIC', path: '/provider/routes/1/wire',
+        reason: 'is "deepseek", but the provider\'s wire is "openai": one provider serves one wire (routes of mixed wires are not supported)',
+      },
+      { code: 'SEMANTIC', path: '/provider/conversation', reason: 'names the route "ghost", which provider.routes does not declare (declared: "a", "a")' },
+      { code: 'SEMANTIC', path: '/provider/summary', reason: 'names the route "tiny", which provider.routes does not declare (declared: "a", "a")' },
+    ])
+    expect(issuesOf({ ...BASE, provider: { ...BASE.provider, summary: 'mock' } })).toEqual([
+      { code: 'SEMANTIC', path: '/provider/summary', reason: 'applies only with provider.routes (the shorthand declares one route)' },
+    ])
+  })
+
+  it('refuses image byte limits below the largest image of an inline transcript', () => {
+    const image = { attachmentId: 'a1', mediaType: 'image/png', bytes: 5000, width: 10, height: 10 }
+    const withImage: Scenario = {
+      ...BASE,
+      provider: { ...BASE.provider, limits: { imageBytes: 4999, requestImageBytes: 5000 } },
+      transcript: { inline: { turns: [{ user: [{ type: 'text', text: 'look' }, { type: 'image', attachment: image }], steps: [{ reply: 'ok' }] }] } },
+    }
+    expect(issuesOf(withImage)).toEqual([{
+      code: 'SEMANTIC', path: '/provider/limits/imageBytes',
+      reason: 'is 4999 bytes, below the largest image the transcript carries (5000 bytes): it could never be sent',
+    }])
+  })
+
+  it('FAULT-44 switchTo names a declared route and excludes contextWindow', () => {
+    const sw = resolveScenario({ ...ROUTED, faults: [{ kind: 'FAULT-44', params: { switchTo: 'small' } }] }, { file: FILE })
+    expect(sw.faults[0]?.params.switchTo).toBe('small')
+    expect(issuesOf({ ...ROUTED, faults: [{ kind: 'FAULT-44', params: { switchTo: 'huge', contextWindow: 5 } }] })).toEqual([
+      { code: 'SEMANTIC', path: '/faults/0/params/switchTo', reason: 'names the route "huge", which provider.routes does not declare (declared: "big", "small")' },
+      { code: 'SEMANTIC', path: '/faults/0/params/contextWindow', reason: 'cannot be combined with switchTo (the declared route has its own window)' },
+    ])
   })
 })

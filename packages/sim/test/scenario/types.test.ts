@@ -7,6 +7,8 @@
 import type { ModelPolicyConfig, ImageAttachmentRef, ToolResultPruneConfig, BasicCompactionConfig } from '@compaction-sim/core'
 import type { SchemaObject } from 'ajv'
 import { describe, expect, it } from 'vitest'
+import type { UsageMode } from '../../src/provider/enforce.ts'
+import type { TokenizerName } from '../../src/provider/tokenizers.ts'
 import { createScenarioAjv, readScenarioSchema } from '../../src/scenario/build-validator.ts'
 import type {
   CompactNowAction, CompactRegionAction, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
@@ -16,7 +18,7 @@ import type {
   SummarizedRegionExpectation, WarningPattern, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
   PrunerConfig, RecordedTranscriptConfig, Scenario, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
-  SummaryToolCallConfig,
+  SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
 } from '../../src/scenario/types.ts'
 
@@ -60,8 +62,18 @@ const summaryAttempt: SummaryAttemptConfig = {
   latencyMs: 250,
 }
 const summarizer: SummarizerConfig = { script: [summaryAttempt, {}] }
+const enforceObject: Exclude<EnforceConfig, string> = { window: 'prompt-plus-max-tokens', pairing: false, images: true, maxOutput: false }
+const limits: ImageLimitsConfig = { imagesPerRequest: 4, imageBytes: 5_000_000, requestImageBytes: 20_000_000 }
+const route: RouteConfig = {
+  model: 'small', wire: 'deepseek', contextWindow: 16000, maxOutputTokens: 4096, imageTokens: 85, tokenizer: 'o200k_base',
+  enforce: enforceObject, limits, usage: 'late', summarizer,
+}
 const provider: ProviderConfig = {
-  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85, cache: providerCache, summarizer,
+  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85, cache: providerCache,
+  maxOutputTokens: 8192, tokenizer: 'dense', enforce: 'off', limits: {}, usage: 'omitted', summarizer: 'reasoning-only',
+}
+const routedProvider: ProviderConfig = {
+  wire: 'deepseek', name: 'ds', enforce: 'on', routes: [{ model: 'big', contextWindow: 128000 }, route], conversation: 'big', summary: 'small',
 }
 const modelPolicy: ModelPolicyConfig = {
   provider: 'ds', model: 'deepseek-chat', thresholdRatio: 0.7, retainRatio: 0.1, retainTokens: 100, summarizationProvider: 'ds',
@@ -75,7 +87,7 @@ const prunerConfig: ToolResultPruneConfig = { thresholdChars: 8192, headChars: 4
 const when: FaultWhen = { requestIndex: 2, purpose: 'conversation', occurrence: 1, afterEvent: 'compaction/start', afterSeq: 10 }
 const params: FaultParams = {
   code: 'CONTEXT_WINDOW_EXCEEDED', message: 'too long', status: 400, offloadImages: 1.5, delivery: 'after-chunks', chunks: 3,
-  retryAfterMs: 100, count: 2, contextWindow: -1,
+  retryAfterMs: 100, count: 2, contextWindow: -1, switchTo: 'small',
 }
 const fault: FaultConfig = { id: 'f1', kind: 'FAULT-01', when, params }
 const compactNow: CompactNowAction = { action: 'compactNow', afterTurn: 1, sourceCommandId: 'cmd-1' }
@@ -116,7 +128,13 @@ const examples: Record<string, readonly unknown[]> = {
   '<root>': [scenario, { name: 'minimal', seed: 0, provider: { wire: 'openai', model: 'm' }, transcript: generated } satisfies Scenario],
   Subject: ['reference'] satisfies SubjectName[],
   Dialect: ['seed', 'dsh-0.1.0-rc.8'],
-  Provider: [provider, { wire: 'openai', model: 'gpt' }] satisfies ProviderConfig[],
+  Provider: [provider, routedProvider, { wire: 'openai', model: 'gpt' }] satisfies ProviderConfig[],
+  Route: [route, { model: 'm' }] satisfies RouteConfig[],
+  MaxOutputTokens: [1, 8192],
+  Tokenizer: ['heuristic', 'o200k_base', 'cl100k_base', 'dense'],
+  Enforce: ['on', 'off', enforceObject, { window: true }, { window: false }, {}] satisfies EnforceConfig[],
+  ImageLimits: [limits, {}] satisfies ImageLimitsConfig[],
+  Usage: ['reported', 'omitted', 'late'],
   ProviderCache: [providerCache, {}, { contract: 'openai', ttlMs: 86_400_000 }] satisfies ProviderCacheConfig[],
   Summarizer: [summarizer, 'builtin', 'reasoning-only', 'tool-call', { fixed: 400 }, { ratio: 1.1 }] satisfies SummarizerConfig[],
   SummaryAttempt: [summaryAttempt, {}] satisfies SummaryAttemptConfig[],
@@ -176,13 +194,20 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     transcript: true, faults: true, manual: true, expect: true,
   }) },
   Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({
-    wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true, summarizer: true,
+    wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true, maxOutputTokens: true, tokenizer: true,
+    enforce: true, limits: true, usage: true, summarizer: true, routes: true, conversation: true, summary: true,
   }) },
   Summarizer: { pointer: 'Summarizer', keys: keysOf<SummarizerObject>({ fixed: true, ratio: true, script: true }) },
   SummaryAttempt: { pointer: 'SummaryAttempt', keys: keysOf<SummaryAttemptConfig>({
     text: true, reasoning: true, toolCalls: true, images: true, finish: true, chunks: true, latencyMs: true,
   }) },
   SummaryToolCall: { pointer: 'SummaryToolCall', keys: keysOf<SummaryToolCallConfig>({ name: true, arguments: true }) },
+  Route: { pointer: 'Route', keys: keysOf<RouteConfig>({
+    model: true, wire: true, contextWindow: true, maxOutputTokens: true, imageTokens: true, tokenizer: true, enforce: true, limits: true,
+    usage: true, summarizer: true,
+  }) },
+  Enforce: { pointer: 'Enforce/else', keys: keysOf<Exclude<EnforceConfig, string>>({ window: true, pairing: true, images: true, maxOutput: true }) },
+  ImageLimits: { pointer: 'ImageLimits', keys: keysOf<ImageLimitsConfig>({ imagesPerRequest: true, imageBytes: true, requestImageBytes: true }) },
   ProviderCache: { pointer: 'ProviderCache', keys: keysOf<ProviderCacheConfig>({
     contract: true, deviation: true, ttlMs: true, granularityTokens: true, retention: true, breakpoints: true, price: true,
     minimumCacheableTokens: true,
@@ -225,6 +250,7 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   FaultWhen: { pointer: 'FaultWhen', keys: keysOf<FaultWhen>({ requestIndex: true, purpose: true, occurrence: true, afterEvent: true, afterSeq: true }) },
   FaultParams: { pointer: 'FaultParams', keys: keysOf<FaultParams>({
     code: true, message: true, status: true, offloadImages: true, delivery: true, chunks: true, retryAfterMs: true, count: true, contextWindow: true,
+    switchTo: true,
   }) },
   ManualAction: { pointer: 'ManualAction', keys: ['action'] },
   CompactNowAction: { pointer: 'CompactNowAction', keys: keysOf<CompactNowAction>({ action: true, afterTurn: true, sourceCommandId: true }) },
@@ -263,6 +289,9 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
 const unions: Array<{ pointer: string; members: string[] }> = [
   { pointer: 'Subject', members: membersOf<SubjectName>({ reference: true, dsh: true }) },
   { pointer: 'Provider/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true, anthropic: true }) },
+  { pointer: 'Route/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true, anthropic: true }) },
+  { pointer: 'Tokenizer', members: membersOf<TokenizerName>({ heuristic: true, o200k_base: true, cl100k_base: true, dense: true }) },
+  { pointer: 'Usage', members: membersOf<UsageMode>({ reported: true, omitted: true, late: true }) },
   { pointer: 'ProviderCache/properties/contract', members: membersOf<NonNullable<ProviderCacheConfig['contract']>>({
     protocol: true, openai: true, anthropic: true, deepseek: true,
   }) },
