@@ -134,7 +134,7 @@ export function formatTokenizerResult(r: TokenizerBenchResult): string {
   return [
     `${r.turns} turns, ${r.requests} requests (last prompt: heuristic ${r.lastPrompt.heuristic}, o200k_base ${r.lastPrompt.o200k} tokens)`,
     `  mock provider, whole session: heuristic ${r.heuristicMs.toFixed(1)} ms, o200k_base ${r.o200kMs.toFixed(1)} ms (p50, ${r.samples} samples)`,
-    `  counts only: heuristic ${r.countOnly.heuristicMs.toFixed(1)} ms, o200k_base ${r.countOnly.o200kMs.toFixed(1)} ms `
+    `  counts only (no digests: keys built from the JSON): heuristic ${r.countOnly.heuristicMs.toFixed(1)} ms, o200k_base ${r.countOnly.o200kMs.toFixed(1)} ms `
       + `(${r.countOnly.ratio.toFixed(2)}x, informational); o200k_base table load ${r.loadMs.toFixed(0)} ms once`,
     `tokenizer ratio o200k_base / heuristic: ${r.ratio.toFixed(2)}x (bound ${TOKENIZER_RATIO_MAX}x) ${verdict}`,
   ].join('\n')

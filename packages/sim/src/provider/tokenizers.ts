@@ -25,8 +25,9 @@
  * the library's encoding-specific entry point (`gpt-tokenizer/cjs/encoding/<name>`); importing this module,
  * `sim --version`, and runs that use only `heuristic`/`dense` never load them.
  *
- * Incremental: a BPE tokenizer caches each message's count under a content key (role, route image price
- * and the JSON of its content), in a bounded LRU map (`MESSAGE_CACHE_ENTRIES_MAX` entries and
+ * Incremental: a BPE tokenizer caches each message's count under a content key (the route image price and
+ * the caller's digest of the message — the mock passes its §9.2 segment digests — or else the role and the
+ * JSON of its content), in a bounded LRU map (`MESSAGE_CACHE_ENTRIES_MAX` entries and
  * `MESSAGE_CACHE_KEY_CHARS_MAX` key characters), and the last tools list's count, so a request costs
  * one key per message plus BPE work for the messages it has not seen. `heuristic` and `dense` compute in
  * O(message length) with no cache: that is cheaper than building a key.
@@ -50,8 +51,15 @@ export type TokenizerName = (typeof TOKENIZER_NAMES)[number]
 /** How the provider counts tokens. Implementations cache per message, so a request costs O(new messages). */
 export interface ProviderTokenizer {
   readonly name: TokenizerName
-  /** The prompt of one request as the provider counts it (messages, tools, images at `imageTokens` each). */
-  promptTokens(messages: readonly DecodedMessage[], tools: readonly ToolSchema[] | undefined, imageTokens: number | undefined): number
+  /**
+   * The prompt of one request as the provider counts it (messages, tools, images at `imageTokens` each).
+   * `contentKeys`, when given (one per message), must be a collision-resistant digest of each message's role and
+   * content — the mock passes its §9.2 segment digests, which it computes anyway — so a cache need not build keys.
+   */
+  promptTokens(
+    messages: readonly DecodedMessage[], tools: readonly ToolSchema[] | undefined, imageTokens: number | undefined,
+    contentKeys?: readonly string[],
+  ): number
   /** Tokens of one piece of output text (e.g. a summary, to cap it at `max_tokens`). */
   textTokens(text: string): number
 }
@@ -202,9 +210,15 @@ export class BpeTokenizer implements ProviderTokenizer {
     return this.encoding.countTokens(text, AS_TEXT)
   }
 
-  promptTokens(messages: readonly DecodedMessage[], tools: readonly ToolSchema[] | undefined, imageTokens: number | undefined): number {
+  promptTokens(
+    messages: readonly DecodedMessage[], tools: readonly ToolSchema[] | undefined, imageTokens: number | undefined,
+    contentKeys?: readonly string[],
+  ): number {
     let sum = REPLY_PRIMING_TOKENS + this.toolsTokens(tools)
-    for (const m of messages) sum += this.messageTokens(m, imageTokens)
+    const keyed = contentKeys !== undefined && contentKeys.length === messages.length
+    messages.forEach((m, i) => {
+      sum += this.messageTokens(m, imageTokens, keyed ? `#${contentKeys[i] ?? ''}` : null)
+    })
     return sum
   }
 
@@ -227,9 +241,10 @@ export class BpeTokenizer implements ProviderTokenizer {
     return n
   }
 
-  private messageTokens(message: DecodedMessage, imageTokens: number | undefined): number {
+  private messageTokens(message: DecodedMessage, imageTokens: number | undefined, digest: string | null): number {
     if (!this.cached) return this.countMessage(message, imageTokens)
-    const key = `${imageTokens ?? '-'}\u0000${message.role}\u0000${JSON.stringify(message.content)}`
+    // A given digest (`#…`) and a built key (`role\0json`) never collide: a role never starts with `#`.
+    const key = `${imageTokens ?? '-'}\u0000${digest ?? `${message.role}\u0000${JSON.stringify(message.content)}`}`
     const hit = this.messages.get(key)
     if (hit !== undefined) {
       // Least recently used order: a hit moves to the end.

@@ -9,6 +9,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { CallId, type ContentBlock, type ToolSchema } from '@compaction-sim/core'
 import { fcParams } from '../../../core/test/support/seed.ts'
+import { segmentRequest } from '../../src/metrics/segments.ts'
 import { promptTokensOf } from '../../src/provider/prompt-cache.ts'
 import {
   BpeTokenizer, createTokenizer, denseTextTokens, isEncodingLoaded, MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMING_TOKENS, TOKENIZER_NAMES,
@@ -190,13 +191,18 @@ describe('per-message cache', () => {
       fc.integer({ min: 1, max: 6 }),
       (requests, name, entriesMax) => {
         const cached = new BpeTokenizer(name, { entriesMax, keyCharsMax: 2_000 })
+        const digested = new BpeTokenizer(name, { entriesMax })
         const plain = new BpeTokenizer(name, { cache: false })
         // Each request repeats the previous one's messages (a session), so the cache is hit and evicted.
         let history: DecodedMessage[] = []
         for (const r of requests) {
           history = [...history, ...r.messages]
-          expect(cached.promptTokens(history, r.tools, r.imageTokens)).toBe(plain.promptTokens(history, r.tools, r.imageTokens))
+          const expected = plain.promptTokens(history, r.tools, r.imageTokens)
+          expect(cached.promptTokens(history, r.tools, r.imageTokens)).toBe(expected)
           expect(cached.cacheEntries).toBeLessThanOrEqual(entriesMax)
+          // Keyed by the §9.2 segment digests, as the mock calls it.
+          const digests = segmentRequest('', history, r.tools, r.imageTokens).digests.slice(1)
+          expect(digested.promptTokens(history, r.tools, r.imageTokens, digests)).toBe(expected)
         }
       },
     ), fcParams({ numRuns: 150 }))
