@@ -8,6 +8,8 @@
  * reference core vs the released DSH engine on the same synthetic prefix at 1k/10k/30k events (it replaces
  * `Date.now` and `randomUUID` process-wide, so it never shares a run with the other benches). `--startup` runs only
  * `startup.bench.ts`: the built CLI's start-up against bare node, one smoke scenario and the whole catalog (child CPU).
+ * `--tokenizers` runs only `tokenizers.bench.ts`: the mock provider over a 200-turn session with an `o200k_base` route vs a
+ * `heuristic` one (issue #15; `--check` gates the ratio at 2x). The full run includes it too.
  */
 import { parseArgs } from 'node:util'
 import { APPEND_BATCH_EVENTS, APPEND_RATIO_MAX, FOLD_SIZES, runFoldBench, type FoldBenchRow } from './fold.bench.ts'
@@ -18,12 +20,13 @@ import { CHECK_RATIO_MIN, formatCheckRows, runCheckBench } from './check.bench.t
 import { runDecisionBench } from './decisions.bench.ts'
 import { runMeterBench } from './meter.bench.ts'
 import { formatStartupRows, runStartupBench } from './startup.bench.ts'
+import { formatTokenizerResult, runTokenizerBench, TOKENIZER_RATIO_MAX } from './tokenizers.bench.ts'
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
   options: {
     seed: { type: 'string', default: '1' }, check: { type: 'boolean', default: false }, dsh: { type: 'boolean', default: false },
-    startup: { type: 'boolean', default: false },
+    startup: { type: 'boolean', default: false }, tokenizers: { type: 'boolean', default: false },
   },
   strict: true,
 })
@@ -45,6 +48,13 @@ const startupTitle = '\nbuilt CLI: child CPU time (user + sys) of sim start-up, 
 if (values.startup) {
   process.stdout.write(`${startupTitle}${formatStartupRows(runStartupBench())}\ntotal ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
   process.exit(0)
+}
+const tokenizerTitle = '\nprovider tokenizers: the mock provider over one 200-turn session, o200k_base route vs heuristic route (issue #15)\n'
+if (values.tokenizers) {
+  const result = await runTokenizerBench({ seed })
+  process.stdout.write(`${tokenizerTitle}${formatTokenizerResult(result)}\ntotal ${((performance.now() - startedMs) / 1000).toFixed(1)} s\n`)
+  if (values.check && result.ratio > TOKENIZER_RATIO_MAX) process.exitCode = 1
+  process.exit()
 }
 const rows = await runFoldBench({ seed })
 process.stdout.write(`\n${formatTable(rows)}\n`)
@@ -106,6 +116,9 @@ if (s0 !== undefined && sN !== undefined && s0 !== sN) {
 }
 process.stdout.write('\ndecisions\n')
 for (const r of await runDecisionBench({ seed })) process.stdout.write(`  ${r.name}: ${r.medianMs.toFixed(3)} ms p50 (${r.samples} samples; ${r.detail})\n`)
+const tokenizerResult = await runTokenizerBench({ seed })
+process.stdout.write(`${tokenizerTitle}${formatTokenizerResult(tokenizerResult)}\n`)
+if (values.check && tokenizerResult.ratio > TOKENIZER_RATIO_MAX) process.exitCode = 1
 const checkRows = await runCheckBench({ seed })
 process.stdout.write(`\nsim check vs a JSON.parse loop (fastest of 3; issue #17 target ≥ ${CHECK_RATIO_MIN * 100}% end to end)\n${formatCheckRows(checkRows)}\n`)
 for (const r of checkRows) {

@@ -47,4 +47,14 @@ export interface CapturedRequest {
   tools?: ToolSchema[]
   outcome: 'stop' | 'tool-calls' | 'max-tokens' | 'error' | 'aborted'
   failureCode?: string
+  /**
+   * The subject meter's §2.5 `totalTokens` when the request was dispatched (issue #15 drift); absent when
+   * nobody measured it (e.g. a dsh-dialect log). Not read by the checker.
+   */
+  meterTokensAtDispatch?: number
+  /**
+   * The prompt as the provider counted it (its route's tokenizer), joined from the mock's own capture
+   * (issue #15 drift); absent when the request never reached the mock in this process. Not read by the checker.
+   */
+  providerPromptTokens?: number
 }

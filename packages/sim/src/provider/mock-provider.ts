@@ -325,7 +325,10 @@ export class MockProvider {
     const estimate = this.cache.estimate(parsed.model, parsed.messages, parsed.tools, imageTokens, time)
     const providerPromptTokens = route === undefined
       ? estimate.promptTokens
-      : this.tokenizer(route).promptTokens(parsed.messages, parsed.tools, route.imageTokens ?? undefined)
+      // The §9.2 segment digests (0 = TOOLS) key the tokenizer's per-message cache.
+      : this.tokenizer(route).promptTokens(
+        parsed.messages, parsed.tools, route.imageTokens ?? undefined, estimate.handle.segmented.digests.slice(1),
+      )
     const enforced = route === undefined ? null : enforcedOutcome(route, parsed, providerPromptTokens)
     let outcome: PlannedOutcome
     if (enforced !== null) {

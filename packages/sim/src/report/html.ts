@@ -17,7 +17,7 @@
 import { assertNever } from '@compaction-sim/core'
 import { INVARIANT_IDS, type InvariantId } from '../checker/types.ts'
 import { lineChartSvg, stackedBarChartSvg, escapeXml, type Bar, type LineMarker, type LineSpan } from './svg.ts'
-import { escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, summaryText } from './text.ts'
+import { driftLine, escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, summaryText } from './text.ts'
 import type { RunReport, ScenarioArtifacts, ScenarioReport, ScenarioStatus, ScenarioTimeline, TimelineMarkerKind } from './types.ts'
 
 /** Text for HTML content or a quoted attribute: entities for `& < > " '`, control characters (but tab and line breaks) made visible. */
@@ -35,7 +35,8 @@ export function inlineJson(value: unknown): string {
 
 const CSS = `
 :root { color-scheme: light; --pass: #1a7f37; --fail: #cf222e; --skip: #9a6700; --muted: #656d76; --line: #d0d7de;
-  --cached: #2da44e; --uncached: #fb8f44; --pressure: #0969da; --threshold: #cf222e; }
+  --cached: #2da44e; --uncached: #fb8f44; --pressure: #0969da; --threshold: #cf222e;
+  --provider: #bf3989; }
 * { box-sizing: border-box; }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; padding: 16px 24px; color: #1f2328; }
 h1 { font-size: 22px; margin: 8px 0; } h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); }
@@ -76,6 +77,8 @@ section.scenario { border: 1px solid var(--line); border-radius: 6px; padding: 1
 .legend-line { display: inline-block; width: 18px; height: 0; border-top: 2px solid; vertical-align: middle; margin: 0 4px 0 10px; }
 .legend-threshold { border-top: 2px dashed var(--threshold); } .legend-bracket { border-color: #8250df; }
 .legend-prune { border-top: 2px dashed #bf8700; } .legend-offload { border-top: 2px dotted #1b7c83; }
+.chart .line-provider { fill: none; stroke: var(--provider); stroke-width: 2; stroke-dasharray: 5 3; }
+.chart .overlay-provider { fill: var(--provider); } .legend-provider { border-top: 2px dashed var(--provider); }
 `
 
 /** The run as one self-contained HTML page (ends in a newline). Pure; equal reports give equal bytes. */
@@ -337,6 +340,12 @@ function timelineFigure(s: ScenarioReport, timeline: ScenarioTimeline): string[]
     spans.push({ from, to: timeline.events, kind: 'stale', label })
   }
   const final = s.finalPressure
+  // Issue #15: the provider's count of each conversation request, next to the meter's reading at its dispatch.
+  const provider = timeline.points.flatMap((p) => (p.purpose !== 'conversation' || p.providerTokens === undefined ? [] : [{
+    x: p.seq, y: p.providerTokens,
+    label: `request ${p.request} at seq ${p.seq}: provider counts ${p.providerTokens} tokens, the meter ${p.tokens}` +
+      (p.tokens > 0 ? ` (${p.providerTokens >= p.tokens ? '+' : ''}${(((p.providerTokens - p.tokens) / p.tokens) * 100).toFixed(2)}%)` : ''),
+  }]))
   const svg = lineChartSvg({
     title: `Pressure timeline of ${s.name}`,
     xMax: timeline.events,
@@ -353,6 +362,7 @@ function timelineFigure(s: ScenarioReport, timeline: ScenarioTimeline): string[]
     ...(final === undefined ? {} : { end: { x: timeline.events, y: final.tokens, label: `end of log: ${final.tokens} tokens` } }),
     markers,
     spans,
+    ...(provider.length === 0 ? {} : { overlay: { kind: 'provider', points: provider } }),
   })
   const thresholds = [...new Set(timeline.points.map((p) => p.thresholdTokens).filter((t) => t !== null))]
   return [
@@ -364,7 +374,10 @@ function timelineFigure(s: ScenarioReport, timeline: ScenarioTimeline): string[]
       `${thresholds.length === 0 ? ' (none)' : ` ${thresholds.join(' → ')} tokens`} (§3.3)` +
       '<span class="legend-line legend-bracket"></span>compaction bracket' +
       '<span class="legend-line legend-prune"></span>prune' +
-      '<span class="legend-line legend-offload"></span>offload</figcaption>',
+      '<span class="legend-line legend-offload"></span>offload' +
+      (provider.length === 0 ? '' : '<span class="legend-line legend-provider"></span>provider count (route tokenizer)' +
+        (s.drift === undefined ? '' : `, ${htmlText(driftLine(s.drift))}`)) +
+      '</figcaption>',
     '</figure>',
   ]
 }

@@ -6,7 +6,7 @@
  * code spans (backtick runs) and fenced blocks (fence longer than any backtick run inside).
  */
 import { assertNever } from '@compaction-sim/core'
-import { escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, seconds, summaryText } from './text.ts'
+import { driftLine, escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, seconds, summaryText } from './text.ts'
 import type { RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
 import {
   CACHE_REQUEST_HEADER, CACHE_SUMMARY_HEADER, cacheRequestCells, cacheSummaryCells, percent, scenariosWithCache, usd,
@@ -72,7 +72,19 @@ export function renderMarkdown(report: RunReport): string {
   if (report.differential !== undefined) out.push('', ...differentialSection(report.differential))
   if (report.scenarios.some((s) => s.paths !== undefined)) out.push('', ...pathsSection(report.scenarios))
   if (report.cache !== undefined) out.push('', ...cacheSection(report))
+  const drifting = report.scenarios.filter((s) => s.drift !== undefined)
+  if (drifting.length > 0) out.push('', ...driftSection(drifting))
   return `${out.join('\n')}\n`
+}
+
+/**
+ * The `## Meter vs provider drift` section (issue #15): one line per scenario that reports drift (signed %,
+ * `(provider − meter) / meter` over its conversation requests).
+ */
+function driftSection(scenarios: readonly ScenarioReport[]): string[] {
+  return ['## Meter vs provider drift', '', ...scenarios.flatMap((s) => (s.drift === undefined ? [] : [
+    `- ${markdownCode(s.file, false)} ${markdownCell(s.name)}: ${driftLine(s.drift)}`,
+  ]))]
 }
 
 /**

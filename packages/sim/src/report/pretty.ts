@@ -13,7 +13,7 @@
 import { Chalk, type ChalkInstance } from 'chalk'
 import { assertNever } from '@compaction-sim/core'
 import {
-  describeExpectation, describeViolation, failedExpectations, formatPressure, headline, isProblem, oneLine, runSeed, summaryText, truncate,
+  describeExpectation, describeViolation, failedExpectations, formatDriftPct, formatPressure, headline, isProblem, oneLine, runSeed, summaryText, truncate,
 } from './text.ts'
 import type { RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
 
@@ -103,6 +103,9 @@ function scenarioLine(scenario: ScenarioReport, chalk: ChalkInstance, ci: boolea
     parts.push(chalk.dim(`brackets=${counts.brackets} prunes=${counts.prunes} offloads=${counts.offloads} retries=${counts.retries}`))
   }
   if (scenario.finalPressure !== undefined) parts.push(chalk.dim(`pressure=${formatPressure(scenario.finalPressure)}`))
+  if (scenario.drift !== undefined) {
+    parts.push(chalk.dim(`drift=max ${formatDriftPct(scenario.drift.maxPct)} mean ${formatDriftPct(scenario.drift.meanPct)}`))
+  }
   if (scenario.violations.length > 0) parts.push(chalk.red(`violations=${scenario.violations.length}`))
   const why = oneLine(headline(scenario))
   // In a terminal the details follow on their own lines; a skip reason has no other place to go.

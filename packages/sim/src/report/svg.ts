@@ -84,6 +84,11 @@ export interface LineChartInput {
   end?: { x: number; y: number; label: string }
   markers: readonly LineMarker[]
   spans: readonly LineSpan[]
+  /**
+   * A second line over the same axes (e.g. the provider's count next to the meter, issue #15): `path.line-<kind>`
+   * through its points and one `circle.overlay-point.overlay-<kind>` each, drawn after the main line.
+   */
+  overlay?: { kind: string; points: ReadonlyArray<{ x: number; y: number; label: string }> }
 }
 
 /**
@@ -96,7 +101,9 @@ export function lineChartSvg(input: LineChartInput): string {
   const plotW = WIDTH - MARGIN.left - MARGIN.right
   const plotH = height - MARGIN.top - MARGIN.bottom
   const xMax = Math.max(1, input.xMax)
-  const ys = [...input.points.map((p) => p.y), ...input.threshold.map((t) => t.y ?? 0), input.end?.y ?? 0]
+  const ys = [
+    ...input.points.map((p) => p.y), ...input.threshold.map((t) => t.y ?? 0), input.end?.y ?? 0, ...(input.overlay?.points ?? []).map((p) => p.y),
+  ]
   const axis = niceAxis(Math.max(0, ...ys) * 1.05)
   const sx = (x: number): number => MARGIN.left + (Math.min(Math.max(x, 0), xMax) / xMax) * plotW
   const sy = (y: number): number => MARGIN.top + plotH - (Math.max(0, y) / axis.max) * plotH
@@ -134,6 +141,17 @@ export function lineChartSvg(input: LineChartInput): string {
       `<circle class="point point-${escapeXml(p.kind)}" cx="${svgNumber(sx(p.x))}" cy="${svgNumber(sy(p.y))}" r="3">` +
         `<title>${escapeXml(p.label)}</title></circle>`,
     )
+  }
+  if (input.overlay !== undefined && input.overlay.points.length > 0) {
+    const kind = escapeXml(input.overlay.kind)
+    const d = input.overlay.points.map((p, i) => `${i === 0 ? 'M' : 'L'}${svgNumber(sx(p.x))} ${svgNumber(sy(p.y))}`).join(' ')
+    out.push(`<path class="line-${kind}" d="${d}"/>`)
+    for (const p of input.overlay.points) {
+      out.push(
+        `<circle class="overlay-point overlay-${kind}" cx="${svgNumber(sx(p.x))}" cy="${svgNumber(sy(p.y))}" r="2.5">` +
+          `<title>${escapeXml(p.label)}</title></circle>`,
+      )
+    }
   }
   out.push('</svg>')
   return out.join('\n')

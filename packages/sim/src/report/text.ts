@@ -4,7 +4,7 @@
  * on one line. Pure and deterministic: no locale, no clock.
  */
 import { assertNever } from '@compaction-sim/core'
-import type { ExpectationResult, FinalPressure, ReportedViolation, RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
+import type { ExpectationResult, FinalPressure, ReportedViolation, RunReport, ScenarioDrift, ScenarioReport, ScenarioStatus } from './types.ts'
 
 /** `\u001b`-style visible text for one UTF-16 code unit (lower-case hex, 4 digits). */
 export function visibleEscape(char: string): string {
@@ -113,4 +113,15 @@ export function isProblem(status: ScenarioStatus): boolean {
 export function summaryText(report: RunReport): string {
   const { total, passed, failed, skipped, error } = report.summary
   return `${total} ${total === 1 ? 'scenario' : 'scenarios'}: ${passed} passed, ${failed} failed, ${skipped} skipped, ${error} error`
+}
+
+/** `+12.34%` / `-0.50%`: a signed percentage for humans. */
+export function formatDriftPct(pct: number): string {
+  return `${pct >= 0 ? '+' : ''}${pct.toFixed(2)}%`
+}
+
+/** One line for text and markdown reports: `meter vs provider drift: max +12.34% (request 7), mean +8.10%, min -0.50% over 9 requests`. */
+export function driftLine(drift: ScenarioDrift): string {
+  return `meter vs provider drift: max ${formatDriftPct(drift.maxPct)} (request ${drift.maxRequest}), mean ${formatDriftPct(drift.meanPct)}, `
+    + `min ${formatDriftPct(drift.minPct)} over ${drift.requests} conversation request${drift.requests === 1 ? '' : 's'}`
 }

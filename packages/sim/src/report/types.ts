@@ -97,6 +97,8 @@ export interface TimelinePoint {
   ratio: number | null
   /** §3.3 threshold of the route in force (`floor(contextWindow × thresholdRatio)`), null when there is none. */
   thresholdTokens: number | null
+  /** The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports `drift`. */
+  providerTokens?: number
 }
 
 /** A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events. */
@@ -236,6 +238,23 @@ export interface RunCache {
   price: { tableVersion: number; tableDate: string }
 }
 
+/**
+ * Meter-vs-provider drift of one scenario (issue #15) over its conversation requests that carry both
+ * `meterTokensAtDispatch` and `providerPromptTokens`: per request `(provider − meter) / meter` in percent,
+ * signed (positive = the provider counts more than the meter said), rounded to 0.01.
+ */
+export interface ScenarioDrift {
+  /** Conversation requests measured. */
+  requests: number
+  meanPct: number
+  /** The largest signed drift. */
+  maxPct: number
+  /** Dispatch index of the request with `maxPct` (the first one on a tie). */
+  maxRequest: number
+  /** The smallest signed drift. */
+  minPct: number
+}
+
 /** Files written for one scenario, relative to the report folder. */
 export interface ScenarioArtifacts {
   log: string
@@ -284,6 +303,8 @@ export interface ScenarioReport {
   paths?: ReportedPath[]
   /** Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios. */
   cache?: ScenarioCache
+  /** Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures. */
+  drift?: ScenarioDrift
 }
 
 /** Totals over all scenarios. */

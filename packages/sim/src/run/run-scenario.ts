@@ -38,6 +38,7 @@ import type { Subject, SubjectSessionResult } from '../subjects/types.ts'
 import { countsOf, evaluateExpectations, outcomesOf } from './expectations.ts'
 import { scenarioTranscript } from './transcript.ts'
 import { timelineOf } from './timeline.ts'
+import { driftOf, joinProviderCounts, withProviderLine, withReplayedMeter, type ProviderCountJoin } from './drift.ts'
 import { createWorld, unsupportedReason, worldRoutes } from './world.ts'
 import { DshSubjectMissingError, loadDshSubject } from '../subjects/dsh-loader.ts'
 import { differentialOf } from './differential.ts'
@@ -362,6 +363,13 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
   mount.current = world.provider
   const sessions: SubjectSessionResult[] = []
+  // Issue #15 drift: each session's requests get the provider's count from the mock's capture (run/drift.ts).
+  const joins: ProviderCountJoin[] = []
+  const joined = (): ProviderCountJoin => {
+    const join = joinProviderCounts(world.provider)
+    joins.push(join)
+    return join
+  }
   const crashes: Array<{ afterSeq: number }> = []
   let acked: Array<{ seq: number; type: string }> = []
   // The crashed child's requests come first: it dispatched them before the resumed session existed (§13.4).
@@ -388,14 +396,14 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
       await rm(capturePath, { force: true })
       world.countEarlierRequests(childRequests) // summary attempts continue after the restore (issue #15)
       if (result.killed && last !== undefined) crashes.push({ afterSeq: last.seq })
-      sessions.push(await subject.runSession({ ...session, resume: true }))
+      sessions.push(await subject.runSession({ ...session, resume: true, onRequest: joined().onRequest }))
     } else {
-      sessions.push(await subject.runSession(session))
+      sessions.push(await subject.runSession({ ...session, onRequest: joined().onRequest }))
     }
   } finally {
     mount.current = null
   }
-  const requests = renumber([...childRequests, ...sessions.flatMap((s) => s.requests)])
+  let requests = renumber([...childRequests, ...sessions.flatMap((s, i) => joins[i]?.annotate(s.requests) ?? s.requests)])
   const manifest: RunManifest = {
     scenario: shown,
     compaction: structuredClone(scenario.policyConfig) as RunManifest['compaction'],
@@ -419,9 +427,15 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   const outcomes = outcomesOf(events)
   const finalPressure = pressureOf(events, scenario, logDialect)
   // The timeline replays the seed meter; a dsh-dialect log has none (it is optional in the report).
-  const timeline = logDialect === 'seed'
+  let timeline = logDialect === 'seed'
     ? timelineOf(events, requests, { policy: scenario.policy, contextWindow: scenario.provider.contextWindow })
     : undefined
+  // Issue #15: a subject that did not record its meter at dispatch gets the §2.5 replay of its log (seed logs only).
+  const [metered, filled] = withReplayedMeter(requests, timeline)
+  requests = metered
+  if (filled) await writeFile(join(options.outDir, artifacts.requests), requests.map((r) => `${JSON.stringify(r)}\n`).join(''))
+  const drift = world.provider.spec.routes.size > 0 ? driftOf(requests) : undefined
+  if (drift !== undefined && timeline !== undefined) timeline = withProviderLine(timeline, requests)
   const finalLog = EventLog.fromEvents(events, { dialect: logDialect })
   const expectations: ExpectationResult[] = evaluateExpectations({
     expect: scenario.expect, events, violations: check.violations, outcomes, counts, finalPressure,
@@ -466,6 +480,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
       dialect: logDialect,
     }),
     cache,
+    ...(drift === undefined ? {} : { drift }),
   }
 }
 

@@ -28,8 +28,8 @@
  */
 import { rm } from 'node:fs/promises'
 import {
-  Agent, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, OpenAiCompatibleAdapter, repairClosers, restoreSession,
-  type AgentCompactionEngine, type CapturedRequest, type EventDraft, type GenerateOptions, type LogEvent, type MessageKind,
+  Agent, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError, OpenAiCompatibleAdapter, repairClosers,
+  restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft, type GenerateOptions, type LogEvent, type MessageKind,
   type SessionEvent, type ToolExecutor,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
@@ -113,6 +113,8 @@ async function drive(
   const warn = (message: string): void => { warnings.push(message) }
   const requests: CapturedRequest[] = []
   const pending = new Map<GenerateOptions, CapturedRequest>()
+  // The engine's meter, shared so each capture records what the engine saw at dispatch (issue #15 drift).
+  const meter = new TokenMeter(log, { dialect: log.dialect })
   const runtime = new LlmRuntime({
     onDispatch: (call) => {
       if (call.purpose === 'session-title') return
@@ -126,6 +128,8 @@ async function drive(
         messages: structuredClone(call.messages),
         outcome: 'stop',
       }
+      const meterTokens = meterTokensOf(meter)
+      if (meterTokens !== null) captured.meterTokensAtDispatch = meterTokens
       if (call.reasoningEffort !== undefined) captured.reasoningEffort = call.reasoningEffort
       if (call.temperature !== undefined) captured.temperature = call.temperature
       if (call.maxTokens !== undefined) captured.maxTokens = call.maxTokens
@@ -166,7 +170,7 @@ async function drive(
     : null
   const rejectAppend = hooks.rejectAppend
   const engine = new CompactionEngine({
-    log, runtime, policy: scenario.policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId,
+    log, runtime, policy: scenario.policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId, meter,
     ...(scenario.pruner === null ? {} : { pruner: scenario.pruner }),
     ...(rejectAppend === undefined ? {} : { append: faultyAppend(log, rejectAppend) }),
     ...(unroutable === null ? {} : { summarizer: unroutable }),
@@ -204,6 +208,16 @@ async function drive(
     }
   }
   return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
+}
+
+/** The meter's §2.5 `totalTokens` now, or null for a log it cannot replay (the engine reports that itself). */
+function meterTokensOf(meter: TokenMeter): number | null {
+  try {
+    return meter.measure().totalTokens
+  } catch (err) {
+    if (err instanceof MeterReplayError) return null
+    throw err
+  }
 }
 
 /** A storage fault injected on the engine's append path (§13.5, FAULT-60…63): the event was not persisted. */

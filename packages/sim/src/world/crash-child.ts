@@ -16,6 +16,7 @@ import { resolveScenario } from '../scenario/resolve.ts'
 import { runReferenceSession } from '../subjects/reference.ts'
 import { CLOCK_ORIGIN_MS } from './clock.ts'
 import { childCaptureWriter, crashAckChannel, parseCrashJob } from './crash.ts'
+import { joinProviderCounts } from '../run/drift.ts'
 
 /** Where the child mounts the mock provider; the in-process interception answers it, so it never resolves on the network. */
 export const CRASH_CHILD_BASE_URL = 'http://crash-child.mock.sim.test/v1'
@@ -28,7 +29,9 @@ async function main(): Promise<void> {
   const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
   const mount = mountIntercept(world.provider, CRASH_CHILD_BASE_URL)
   const channel = crashAckChannel(job)
-  const onRequest = childCaptureWriter(job)
+  // Issue #15: the child's mock dies with it, so its provider counts are joined into the capture lines here.
+  const writer = childCaptureWriter(job)
+  const onRequest = writer === undefined ? undefined : joinProviderCounts(world.provider, writer).onRequest
   // Loaded and about to start: the parent's startup watchdog ends here (issue #18).
   channel.ready()
   try {

@@ -279,4 +279,42 @@ describe('sim run --reporter html in headless Chromium', () => {
       await context.close()
     }
   }, PAGE_TIMEOUT_MS)
+
+  it('issue #15: a scenario with drift draws the provider line next to the meter line, one provider circle per conversation request', async () => {
+    // The slice's first scenario with a timeline, given a provider count per request (as a route's tokenizer would give) and its drift.
+    const base = report.scenarios.find((s) => s.timeline !== undefined)
+    expect(base).toBeDefined()
+    if (base?.timeline === undefined) return
+    const points = base.timeline.points.map((p, i) => ({ ...p, providerTokens: Math.round(p.tokens * (1.1 + 0.01 * i)) }))
+    const conversation = points.filter((p) => p.purpose === 'conversation').length
+    const drifting: ScenarioReport = {
+      ...base, timeline: { ...base.timeline, points }, drift: { requests: conversation, meanPct: 11, maxPct: 12, maxRequest: 0, minPct: 10 },
+    }
+    const file = join(out, 'drift.html')
+    await writeFile(file, renderHtml({ ...report, scenarios: [drifting] }))
+    const { context, page, problems } = await openOffline(file, { browser: theBrowser(), viewport: VIEWPORT })
+    try {
+      const drawn = await page.evaluate(`(() => {
+        const chart = document.querySelector('section.scenario svg.line-chart')
+        const length = (selector) => [...chart.querySelectorAll(selector)].reduce((sum, p) => sum + p.getTotalLength(), 0)
+        const stroke = (selector) => getComputedStyle(chart.querySelector(selector)).stroke
+        return {
+          meter: length('path.pressure'), provider: length('path.line-provider'),
+          providerCircles: chart.querySelectorAll('circle.overlay-provider').length, meterCircles: chart.querySelectorAll('circle.point').length,
+          meterStroke: stroke('path.pressure'), providerStroke: stroke('path.line-provider'),
+          caption: document.querySelector('section.scenario figcaption').textContent,
+        }
+      })()`) as { meter: number; provider: number; providerCircles: number; meterCircles: number; meterStroke: string; providerStroke: string; caption: string }
+      expect(problems).toEqual([])
+      expect(drawn.meter).toBeGreaterThan(0)
+      expect(drawn.provider).toBeGreaterThan(0)
+      expect(drawn.meterCircles).toBe(points.length)
+      expect(drawn.providerCircles).toBe(conversation)
+      // Two distinguishable lines: different strokes.
+      expect(drawn.providerStroke).not.toBe(drawn.meterStroke)
+      expect(drawn.caption).toContain('provider count (route tokenizer), meter vs provider drift: max +12.00%')
+    } finally {
+      await context.close()
+    }
+  }, PAGE_TIMEOUT_MS)
 })

@@ -14,7 +14,7 @@ import { createRunReportAjv, readRunReportSchema } from '../../src/report/build-
 import { RUN_REPORT_SCHEMA_VERSION } from '../../src/report/types.ts'
 import type {
   ExpectationResult, FinalPressure, ReportedFault, ReportedOutcome, ReportedViolation, RunReport, RunSummary, ScenarioArtifacts,
-  ScenarioCounts, ScenarioReport, ScenarioStatus,
+  ScenarioCounts, ScenarioDrift, ScenarioReport, ScenarioStatus,
 } from '../../src/report/types.ts'
 import type { ReportedPath, ScenarioTimeline, TimelineMarker, TimelineMarkerKind, TimelinePoint } from '../../src/report/types.ts'
 import type { DifferentialAspect, DifferentialDifference, DifferentialReport, DifferentialScenario } from '../../src/report/types.ts'
@@ -44,7 +44,7 @@ const timings = { ms: 12.5 }
 const timeline: ScenarioTimeline = {
   events: 40,
   points: [
-    { request: 0, purpose: 'conversation', seq: 4, tokens: 900, ratio: 0.09, thresholdTokens: 8000 },
+    { request: 0, purpose: 'conversation', seq: 4, tokens: 900, ratio: 0.09, thresholdTokens: 8000, providerTokens: 1012 },
     { request: 1, purpose: 'compaction', seq: 20, tokens: 8100, ratio: null, thresholdTokens: null },
   ],
   markers: [
@@ -72,12 +72,13 @@ const runCache: RunCache = {
   scenarios: 1, overall: cacheTotals, cost: 0.0024, netSaving: -0.0004, mismatches: 1, mismatchedScenarios: ['scenarios/cache/x.yaml'],
   price: { tableVersion: 1, tableDate: '2025-06-01' },
 }
+const drift: ScenarioDrift = { requests: 3, meanPct: 8.1, maxPct: 12.44, maxRequest: 2, minPct: -0.5 }
 const fullScenario: Required<ScenarioReport> = {
   ...passed, artifacts: passed.artifacts!, counts: passed.counts!, outcomes: passed.outcomes!, finalPressure: passed.finalPressure!,
   policySource: 'manifest', invariants: ['INV-01', 'INV-47'], skipReason: 'not skipped, but every key is exercised', error: 'and none',
   errorKind: 'internal', warnings: ['step compaction failed: m; continuing the turn'],
   violations: [{ id: 'INV-05', seq: 3, message: 'm' }], expectations: [{ name: 'durable', passed: false, expected: 'a', actual: 'b' }],
-  timings, timeline, paths: [{ path: 'pressure/compact', reached: 2 }], cache: scenarioCache,
+  timings, timeline, paths: [{ path: 'pressure/compact', reached: 2 }], cache: scenarioCache, drift,
 }
 const difference: Required<DifferentialDifference> = {
   aspect: 'pressure', base: '452', other: '448', verdict: 'explained', rule: 'D-03', note: 'gap 4 tokens; D-03 predicts 4',
@@ -130,6 +131,7 @@ const examples: Record<string, readonly unknown[]> = {
   CacheTotals: [cacheTotals, scenarioCache.conversation] satisfies CacheTotals[],
   CachePriceRef: [cachePrice] satisfies CachePriceRef[],
   RunCache: [runCache] satisfies RunCache[],
+  ScenarioDrift: [drift, { requests: 1, meanPct: 0, maxPct: 0, maxRequest: 0, minPct: 0 }] satisfies ScenarioDrift[],
 }
 
 /** Object definitions → the keys of their TypeScript type, with whether each is required. */
@@ -145,7 +147,7 @@ const typeKeys: Record<string, Record<string, boolean>> = {
     file: true, name: true, subject: true, seed: true, dialect: true, status: true, skipReason: false, error: false, errorKind: false,
     artifacts: false, counts: false, outcomes: false, finalPressure: false, policySource: false, invariants: false, violations: true,
     expectations: true, faults: true, warnings: false, replay: true, timings: false, timeline: false, paths: false,
-    cache: false,
+    cache: false, drift: false,
   }),
   Violation: keysOf<ReportedViolation>({ id: true, seq: true, message: true }),
   Expectation: keysOf<ExpectationResult>({ name: true, passed: true, expected: true, actual: true }),
@@ -158,7 +160,10 @@ const typeKeys: Record<string, Record<string, boolean>> = {
   Fault: keysOf<ReportedFault>({ id: true, kind: true, fired: true }),
   Artifacts: keysOf<ScenarioArtifacts>({ log: true, manifest: true, requests: true }),
   Timeline: keysOf<ScenarioTimeline>({ events: true, points: true, markers: true }),
-  TimelinePoint: keysOf<TimelinePoint>({ request: true, purpose: true, seq: true, tokens: true, ratio: true, thresholdTokens: true }),
+  TimelinePoint: keysOf<TimelinePoint>({
+    request: true, purpose: true, seq: true, tokens: true, ratio: true, thresholdTokens: true, providerTokens: false,
+  }),
+  ScenarioDrift: keysOf<ScenarioDrift>({ requests: true, meanPct: true, maxPct: true, maxRequest: true, minPct: true }),
   TimelineMarker: keysOf<TimelineMarker>({ kind: true, seq: true, compactionId: false, failed: false }),
   Path: keysOf<ReportedPath>({ path: true, reached: true }),
   Differential: keysOf<DifferentialReport>({ base: true, subjects: true, summary: true, scenarios: true }),
