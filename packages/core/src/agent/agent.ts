@@ -457,7 +457,8 @@ export class Agent {
     const byId = new Map(calls.map((block) => [block.id as string, block]))
     if (order.length !== calls.length || new Set(order).size !== order.length || order.some((id) => !byId.has(id))) {
       const given = JSON.stringify(order)
-      throw new AgentError('TOOL_ORDER', `toolResultOrder returned ${given}, not a permutation of ${JSON.stringify(calls.map((c) => c.id))}`)
+      const ids = JSON.stringify(calls.map((c) => c.id))
+      throw new AgentError('TOOL_ORDER', `toolResultOrder returned ${given}, not a permutation of ${ids}`)
     }
     const callSeqs = new Map<string, Seq>()
     for (const block of calls) {

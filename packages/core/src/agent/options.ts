@@ -44,7 +44,9 @@ export interface ToolOutcome {
  * Where a step's tool results are logged, in order (`AgentOptions.toolResultOrder`): `null` = sequential
  * dispatch in call order; a permutation of the step's call ids = parallel dispatch answered in that order.
  */
-export type ToolResultOrder = (calls: readonly ToolCallRequest[], at: { readonly turn: number; readonly step: number }) => readonly CallId[] | null
+export type ToolResultOrder = (
+  calls: readonly ToolCallRequest[], at: { readonly turn: number; readonly step: number },
+) => readonly CallId[] | null
 
 /**
  * Queued user input claimed when a step opens (`AgentOptions.steering`): the messages to append for 1-based
