@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CapturedRequest, SessionEvent } from '@compaction-sim/core'
 import { runScenario } from '../../src/run/run-scenario.ts'
-import { transcriptFromEvents } from '../../src/run/transcript.ts'
+import { scenarioTranscript, transcriptFromEvents } from '../../src/run/transcript.ts'
 import type { ScenarioReport } from '../../src/report/types.ts'
 import { loadScenario } from '../../src/scenario/load.ts'
 import { resolveScenario } from '../../src/scenario/resolve.ts'
@@ -209,8 +209,14 @@ expect:
   outcome: [completed, completed]
 `
   it('logs the steer as a user/message of the open turn after step/start of the next step, and the next request carries it', async () => {
-    const ran = await run(await scenarioFile('steering-mid-turn', body))
+    const path = await scenarioFile('steering-mid-turn', body)
+    const ran = await run(path)
     passed(ran)
+    const scenario = resolveScenario(await loadScenario(path), { file: path })
+    const plain = { name: 'plain', features: ['crash'] as const, runSession: () => { throw new Error('not run') } }
+    expect(missingFeatureReason(scenario, plain, await scenarioTranscript(scenario, 1))).toBe(
+      'subject plain does not declare the feature this scenario needs: steering (turn 1 step 1 steers mid-turn)',
+    )
     const users = ofType(ran.events, 'user/message')
     expect(users.map((u) => u.data.content)).toEqual([
       [{ type: 'text', text: 'Fix the failing test in math.spec.ts.' }],
