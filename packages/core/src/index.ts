@@ -91,6 +91,7 @@ export type { AgentCompactionEngine } from './agent/compaction-port.ts'
 export {
   RETRY_DEFAULTS, AGENT_LIMIT_DEFAULTS, AgentConfigError, resolveRetryPolicy, resolveAgentLimits, retryDelayMs,
   type AgentRoute, type ToolCallRequest, type ToolOutcome, type ToolExecutor, type MessageKind, type UserInput,
+  type ToolResultOrder, type SteeringSource,
   type RetryPolicyConfig, type RetryPolicySpec, type AgentLimits, type AgentConfigErrorCode,
 } from './agent/options.ts'
 export {

@@ -32,7 +32,8 @@ import { TurnQueue } from './admission.ts'
 import type { AgentCompactionEngine } from './compaction-port.ts'
 import {
   AgentConfigError, resolveAgentLimits, resolveRetryPolicy,
-  type AgentLimits, type AgentRoute, type MessageKind, type RetryPolicyConfig, type RetryPolicySpec, type ToolExecutor, type UserInput,
+  type AgentLimits, type AgentRoute, type MessageKind, type RetryPolicyConfig, type RetryPolicySpec, type SteeringSource, type ToolExecutor,
+  type ToolOutcome, type ToolResultOrder, type UserInput,
 } from './options.ts'
 import {
   imageOffloadListener, OverflowRecovery, runRequestErrorWaterfall, TransientRetry, type RequestErrorListener,
@@ -83,6 +84,24 @@ export interface AgentOptions {
    * path only. Default `log`.
    */
   readonly requestHeaders?: 'log' | 'omit'
+  /**
+   * The order a step's tool results are logged in. Absent, or `null` for a step: sequential dispatch — each
+   * call is logged (`tool/call`), executed and answered (`tool/result`) before the next, in call order. A
+   * permutation of the step's call ids: parallel dispatch — every `tool/call` is logged first, in call order
+   * (all calls are in flight), then each call is executed and its `tool/result` (citing its `tool/call`)
+   * logged in the returned order, as the results of concurrently running tools arrive. Either way every call
+   * of the step is answered exactly once before `step/end` (§1.4.9, INV-09); the assistant message keeps the
+   * model's call order. Anything but a permutation rejects the turn with `AgentError('TOOL_ORDER')`.
+   */
+  readonly toolResultOrder?: ToolResultOrder
+  /**
+   * Steering: user input that arrives while a turn runs, claimed when each step opens (§10.4 pre-step "claim
+   * queued input"). Called once per step with the open turn and the step about to be dispatched; each input is
+   * appended as a `user/message` (source `{kind:'user'}` unless given) after the step's `system/message` and,
+   * in step 1, after the entered batch — so it sits in the open turn and reaches the model in this step's
+   * request (§1.3: a `user/message` may be appended anywhere). Absent = no steering.
+   */
+  readonly steering?: SteeringSource
 }
 
 /** How a turn ended. */
@@ -96,6 +115,7 @@ export interface TurnOutcome {
 export type AgentErrorCode =
   | 'TURN_OPEN' // the log already has an open turn (restore it first, §11.4)
   | 'NO_ENGINE' // compactNow without a compaction engine
+  | 'TOOL_ORDER' // toolResultOrder returned something other than a permutation of the step's call ids
 
 /** Misuse of the loop. */
 export class AgentError extends Error {
@@ -123,6 +143,8 @@ type StepOutcome = { readonly kind: 'continue' } | { readonly kind: 'end'; reado
 
 const USER_ABORT: TurnEndReason = Object.freeze({ kind: 'aborted', reason: Object.freeze({ kind: 'user' as const }) })
 const NEVER_ABORTED: AbortSignal = new AbortController().signal
+/** Text of the error result of a dispatched call that was still waiting when its turn was cancelled. */
+const ABORTED_TOOL_TEXT = 'The tool call was dispatched, but the turn was cancelled before its result arrived.'
 
 /**
  * The agent loop. `runTurn` queues a turn and resolves with how it ended; provider failures and cancellation
@@ -241,6 +263,7 @@ export class Agent {
         this.transient.startStep()
         this.appendSystemIfChanged()
         if (step === 1) for (const input of batch) this.appendUser(input)
+        for (const input of this.options.steering?.(turn, step) ?? []) this.appendUser(input)
         const outcome = await this.runStep(turn, step, signal)
         this.append({ type: 'step/end', data: { turn, step } })
         if (outcome.kind === 'end') return this.endTurn(turn, step, outcome.reason, false)
@@ -400,42 +423,78 @@ export class Agent {
   }
 
   /**
-   * Runs the requested calls in order: `tool/call`, execution, `tool/result` citing the call (§1.4.9). Once
-   * the signal aborts, every remaining call gets a synthetic `TOOL_NOT_STARTED` result without a `tool/call`
-   * (INV-09), so the surface never keeps an unanswered call.
+   * Runs the requested calls: sequentially in call order (`tool/call`, execution, `tool/result` citing the
+   * call, §1.4.9), or — when `toolResultOrder` gives an order for this step — dispatched together and answered
+   * in that order (`runToolsInOrder`). Once the signal aborts, every remaining call that was never dispatched
+   * gets a synthetic `TOOL_NOT_STARTED` result without a `tool/call` (INV-09), so the surface never keeps an
+   * unanswered call.
    */
   private async runTools(turn: number, step: number, calls: readonly ToolCallBlock[], signal: AbortSignal): Promise<void> {
+    const requests = calls.map((block) => ({ callId: block.id, name: block.name, arguments: block.arguments }))
+    const order = signal.aborted ? null : this.options.toolResultOrder?.(requests, { turn, step }) ?? null
+    if (order !== null) return this.runToolsInOrder(turn, step, calls, order, signal)
     for (const block of calls) {
       if (signal.aborted) {
         const error = { name: 'ToolNotStartedError', code: TOOL_NOT_STARTED }
-        this.appendToolResult(turn, step, block.id, [text(TOOL_NOT_STARTED_TEXT)], true, error, undefined)
+        this.appendToolResult(turn, step, block.id, { content: [text(TOOL_NOT_STARTED_TEXT)], isError: true, error }, undefined)
         continue
       }
       const data = { turn, step, callId: block.id, name: block.name, arguments: block.arguments }
       const callEvent = this.append({ type: 'tool/call', data })
-      let outcome
-      try {
-        outcome = await this.options.executeTool({ callId: block.id, name: block.name, arguments: block.arguments }, signal)
-      } catch (err) {
-        const error = signal.aborted ? { name: 'AbortError', code: 'ABORTED' } : { name: errorName(err), code: errorCode(err) }
-        outcome = { content: [text(errorChain(err))], isError: true, error }
-      }
-      this.appendToolResult(turn, step, block.id, outcome.content, outcome.isError ?? false, outcome.error, callEvent.seq)
+      this.appendToolResult(turn, step, block.id, await this.execute(block, signal), callEvent.seq)
     }
   }
 
-  private appendToolResult(
-    turn: number, step: number, callId: CallId, content: ContentBlock[], isError: boolean,
-    error: { name: string; code: string } | undefined, callSeq: Seq | undefined,
-  ): void {
+  /**
+   * Parallel dispatch: every call's `tool/call` first (call order), then one execution and `tool/result` per
+   * call in `order`. A call still waiting when the signal aborts is answered with an `ABORTED` error result
+   * citing its `tool/call` (it was dispatched, so it is not a `TOOL_NOT_STARTED` result). Throws
+   * `AgentError('TOOL_ORDER')` before logging anything when `order` is not a permutation of the call ids.
+   */
+  private async runToolsInOrder(
+    turn: number, step: number, calls: readonly ToolCallBlock[], order: readonly CallId[], signal: AbortSignal,
+  ): Promise<void> {
+    const byId = new Map(calls.map((block) => [block.id as string, block]))
+    if (order.length !== calls.length || new Set(order).size !== order.length || order.some((id) => !byId.has(id))) {
+      const given = JSON.stringify(order)
+      const ids = JSON.stringify(calls.map((c) => c.id))
+      throw new AgentError('TOOL_ORDER', `toolResultOrder returned ${given}, not a permutation of ${ids}`)
+    }
+    const callSeqs = new Map<string, Seq>()
+    for (const block of calls) {
+      const data = { turn, step, callId: block.id, name: block.name, arguments: block.arguments }
+      callSeqs.set(block.id, this.append({ type: 'tool/call', data }).seq)
+    }
+    for (const id of order) {
+      const block = byId.get(id) as ToolCallBlock
+      const outcome: ToolOutcome = signal.aborted
+        ? { content: [text(ABORTED_TOOL_TEXT)], isError: true, error: { name: 'AbortError', code: 'ABORTED' } }
+        : await this.execute(block, signal)
+      this.appendToolResult(turn, step, id, outcome, callSeqs.get(id))
+    }
+  }
+
+  /** Executes one call; a rejection becomes an error outcome (the model sees it; the turn goes on). */
+  private async execute(block: ToolCallBlock, signal: AbortSignal): Promise<ToolOutcome> {
+    try {
+      return await this.options.executeTool({ callId: block.id, name: block.name, arguments: block.arguments }, signal)
+    } catch (err) {
+      const error = signal.aborted ? { name: 'AbortError', code: 'ABORTED' } : { name: errorName(err), code: errorCode(err) }
+      return { content: [text(errorChain(err))], isError: true, error }
+    }
+  }
+
+  private appendToolResult(turn: number, step: number, callId: CallId, outcome: ToolOutcome, callSeq: Seq | undefined): void {
     const message: ToolResultMessage = {
       id: this.messageId('tool'),
       role: 'user',
-      content: [{ type: 'tool-result', toolCallId: callId, content: structuredClone(content), isError }],
+      content: [{ type: 'tool-result', toolCallId: callId, content: structuredClone(outcome.content), isError: outcome.isError ?? false }],
       source: { kind: 'tool', callId },
     }
     const data: SessionEvent<'tool/result'>['data'] = { turn, step, message }
+    const error = outcome.error
     if (error !== undefined) data.error = { name: error.name, code: error.code }
+    if (outcome.meta !== undefined) data.meta = structuredClone(outcome.meta)
     this.append({ type: 'tool/result', data, surfaceOp: 'append', ...(callSeq !== undefined ? { sourceEventSeqs: [callSeq] } : {}) })
   }
 
@@ -481,10 +540,11 @@ export class Agent {
   /**
    * An exception escaped a step: a listener, middleware or hook threw around the request (FAULT-17, not
    * offered to recovery), or the log refused an event. Closes the open step and the turn with
-   * `{kind:'error'}` (or `aborted` when cancelled); log-integrity errors are rethrown after closing.
+   * `{kind:'error'}` (or `aborted` when cancelled); log-integrity errors and loop misuse (`AgentError`) are rethrown after
+   * closing.
    */
   private failTurn(turn: number, step: number, err: unknown, signal: AbortSignal): TurnOutcome {
-    const integrity = err instanceof LogError || err instanceof InvariantError
+    const integrity = err instanceof LogError || err instanceof InvariantError || err instanceof AgentError
     const reason: TurnEndReason = signal.aborted ? USER_ABORT : { kind: 'error', error: failureOf(err) }
     let outcome: TurnOutcome
     try {

@@ -5,7 +5,7 @@
  * `resolveAgentLimits`); nothing deeper in the loop applies a default.
  */
 import { FailureCode, TRANSIENT_FAILURE_CODES } from '../adapter/contract.ts'
-import { deepFreeze } from '../log/json.ts'
+import { deepFreeze, type JsonValue } from '../log/json.ts'
 import type { ContentBlock, MessageSource } from '../log/llm.ts'
 import type { CallId } from '../brand.ts'
 
@@ -33,7 +33,26 @@ export interface ToolOutcome {
   isError?: boolean
   /** Structured error recorded on the `tool/result` event (e.g. `{name: 'ENOENT', code: 'NOT_FOUND'}`). */
   error?: { name: string; code: string }
+  /**
+   * Metadata kept with the result: logged as `tool/result.meta` (§1.4.9), never projected into a request
+   * (the model sees `content` and `isError` only) and carried unchanged by a pruning replacement (INV-06).
+   */
+  meta?: JsonValue
 }
+
+/**
+ * Where a step's tool results are logged, in order (`AgentOptions.toolResultOrder`): `null` = sequential
+ * dispatch in call order; a permutation of the step's call ids = parallel dispatch answered in that order.
+ */
+export type ToolResultOrder = (
+  calls: readonly ToolCallRequest[], at: { readonly turn: number; readonly step: number },
+) => readonly CallId[] | null
+
+/**
+ * Queued user input claimed when a step opens (`AgentOptions.steering`): the messages to append for 1-based
+ * `step` of `turn` (empty = none).
+ */
+export type SteeringSource = (turn: number, step: number) => readonly UserInput[]
 
 /**
  * Runs one tool call. May reject: the loop records the rejection as an error result (the model sees it);

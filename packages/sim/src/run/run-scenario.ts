@@ -357,6 +357,8 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     return skip(`a crash scenario runs the subject in a child process: subject ${subject.name} must be loaded as module:<path>`)
   }
   const transcript = await scenarioTranscript(scenario, seed)
+  const lackingForTranscript = missingFeatureReason(scenario, subject, transcript)
+  if (lackingForTranscript !== null) return skip(lackingForTranscript)
   const artifacts = { log: `${slug}.jsonl`, manifest: `${slug}.manifest.json`, requests: `${slug}.requests.jsonl` }
   const logPath = join(options.outDir, artifacts.log)
   // The provider's clock only stamps its own wire captures and `created` fields, which no artifact holds.

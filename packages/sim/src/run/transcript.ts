@@ -1,17 +1,22 @@
 /**
- * The transcript a scenario replays (design §2 "transcript source"), from any of its three sources:
- * inline (already a fixtures `Transcript` after resolution), a seeded generator of packages/fixtures, or a
- * recorded session log whose user inputs, model replies (with usage) and tool results are taken turn by
- * turn. A recorded turn that never completed a step contributes nothing; an unreadable log is a
- * `ScenarioError` naming the path.
+ * The transcript a scenario replays (design §2 "transcript source"), from any of its four sources:
+ * inline (already a fixtures `Transcript` after resolution), a seeded generator of packages/fixtures, an
+ * external JSONL transcript file (`scenario/transcript-file.ts`), or a recorded session log whose user
+ * inputs, model replies (with usage), steering messages and tool results (with `error` and `meta`) are taken
+ * turn by turn. A recorded turn that never completed a step contributes nothing; an unreadable log or file
+ * is a `ScenarioError` naming the path; a bad line of a transcript file one naming the file and line.
  */
 import {
   assertNever, readLog,
   type ContentBlock, type LogEvent, type SessionEvent, type ToolSchema,
 } from '@compaction-sim/core'
-import { generateTranscript, type Transcript, type TranscriptStep, type TranscriptTurn } from '@compaction-sim/fixtures'
+import {
+  generateTranscript, type Transcript, type TranscriptStep, type TranscriptToolResult, type TranscriptTurn,
+} from '@compaction-sim/fixtures'
+import { dirname, join } from 'node:path'
 import { ScenarioError } from '../scenario/errors.ts'
-import type { ResolvedScenario } from '../scenario/resolve.ts'
+import { FIXTURES_PREFIX, type ResolvedScenario } from '../scenario/resolve.ts'
+import { readTranscriptFile } from '../scenario/transcript-file.ts'
 
 /** The transcript of `scenario` under `seed` (the generator's seed; inline and recorded ignore it). */
 export async function scenarioTranscript(scenario: ResolvedScenario, seed: number): Promise<Transcript> {
@@ -29,15 +34,28 @@ export async function scenarioTranscript(scenario: ResolvedScenario, seed: numbe
       }
       return transcriptFromEvents(events)
     }
+    case 'file': {
+      // Named as the user wrote it, below the scenario's folder as the caller named the scenario.
+      const shown = source.given.startsWith(FIXTURES_PREFIX) ? source.path : join(dirname(scenario.file), source.given)
+      try {
+        return await readTranscriptFile(source.path, shown)
+      } catch (err) {
+        if (err instanceof ScenarioError) throw err
+        const why = err instanceof Error ? err.message : String(err)
+        const reason = `names a transcript file that cannot be read (got ${JSON.stringify(source.given)}): ${why}`
+        throw new ScenarioError(scenario.file, [{ code: 'PATH', path: '/transcript/file', reason }], { cause: err })
+      }
+    }
     default: return assertNever(source, 'transcript source')
   }
 }
 
 /**
  * Rebuilds the replayable part of a recorded log: per turn, the user's entered batch (the `user/message`
- * appends of step 1 whose source is the user), each step's final `assistant/message` (with its usage) and
- * the `tool/result`s of its calls; the system prompt from the last `system/message`; tools from the last
- * `request/header`.
+ * appends of step 1 whose source is the user), each step's final `assistant/message` (with its usage), the
+ * `tool/result`s of its calls in logged order (with their `error` and `meta`), and as the step's `steer` the
+ * user-sourced `user/message` appends that follow its reply within the turn (their blocks joined into one
+ * message); the system prompt from the last `system/message`; tools from the last `request/header`.
  */
 export function transcriptFromEvents(events: readonly LogEvent[]): Transcript {
   const turns: TranscriptTurn[] = []
@@ -66,12 +84,17 @@ export function transcriptFromEvents(events: readonly LogEvent[]): Transcript {
       case 'request/header':
         tools = structuredClone(event.data.header.tools ?? []) as ToolSchema[]
         break
-      case 'user/message':
+      case 'user/message': {
         const entered = event.surfaceOp === 'append' && event.data.source?.kind === 'user'
         if (turn !== null && turn.steps.length === 0 && step === null && entered) {
           turn.user.push(...structuredClone(event.data.content))
+        } else if (turn !== null && step !== null && entered) {
+          // Steering: user input entered after a step's reply, before the next step's request (one message per step).
+          const current = step as TranscriptStep
+          current.steer = [...current.steer ?? [], ...structuredClone(event.data.content)]
         }
         break
+      }
       case 'assistant/message': {
         if (turn === null || event.data.interrupted === true) break
         flushStep()
@@ -87,9 +110,12 @@ export function transcriptFromEvents(events: readonly LogEvent[]): Transcript {
         for (const block of event.data.message.content) {
           if (block.type !== 'tool-result') continue
           const content = structuredClone(block.content) as ContentBlock[]
-          current.toolResults.push(block.isError === true
+          const result: TranscriptToolResult = block.isError === true
             ? { callId: String(block.toolCallId), content, isError: true }
-            : { callId: String(block.toolCallId), content })
+            : { callId: String(block.toolCallId), content }
+          if (event.data.error !== undefined) result.error = { name: event.data.error.name, code: event.data.error.code }
+          if (event.data.meta !== undefined) result.meta = structuredClone(event.data.meta)
+          current.toolResults.push(result)
         }
         break
       }

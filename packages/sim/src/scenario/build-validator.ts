@@ -1,19 +1,24 @@
 /**
  * Generator of the scenario validator (style rule 16): compiles `schema.json` with ajv standalone into
- * `validate.generated.cjs` (CommonJS: ajv's standalone output calls `require()` even with `esm: true`) and
- * publishes the schema as `packages/sim/schema/scenario.schema.json` for editor completion. Run it with
+ * `validate.generated.cjs` (CommonJS: ajv's standalone output calls `require()` even with `esm: true`), the
+ * line validators of `transcript.file` JSONL files (`InlineTurn` and `TranscriptFileHeader`) into
+ * `validate-transcript-line.generated.cjs`, and publishes the schema as `packages/sim/schema/scenario.schema.json`
+ * for editor completion. Run it with
  * `pnpm scenario:schema` (tsx); `--check` writes nothing and exits 1 when a generated file is stale, 2 on
  * bad arguments.
  */
 import { readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Ajv, type SchemaObject } from 'ajv'
+import standaloneModule from 'ajv/dist/standalone/index.js'
 import { runSchemaGenerator, staleGeneratedFiles, standaloneValidator, type GeneratedFile, type SchemaGenerator } from '../schema-generator.ts'
 
 /** Absolute path of the source-of-truth schema. */
 export const SCENARIO_SCHEMA_PATH = fileURLToPath(new URL('./schema.json', import.meta.url))
 /** Absolute path of the generated standalone validator. */
 export const SCENARIO_VALIDATOR_PATH = fileURLToPath(new URL('./validate.generated.cjs', import.meta.url))
+/** Absolute path of the generated line validators of `transcript.file` JSONL files (exports `turn` and `header`). */
+export const TRANSCRIPT_LINE_VALIDATOR_PATH = fileURLToPath(new URL('./validate-transcript-line.generated.cjs', import.meta.url))
 /** Absolute path of the published copy of the schema (what editors point at). */
 export const PUBLISHED_SCHEMA_PATH = fileURLToPath(new URL('../../schema/scenario.schema.json', import.meta.url))
 
@@ -52,7 +57,22 @@ export function createScenarioAjv(): Ajv {
 
 export type { GeneratedFile }
 
-/** Every file this generator owns, with its content: the standalone validator and the published schema. */
+/**
+ * The standalone module exporting `turn` (`#/definitions/InlineTurn`) and `header` (`#/definitions/TranscriptFileHeader`),
+ * compiled with the scenario's ajv options: one JSONL line of a `transcript.file` is validated against one of them.
+ */
+export function transcriptLineValidator(schema: SchemaObject): string {
+  const ajv = createScenarioAjv()
+  const { $schema: _draft, ...body } = schema
+  ajv.addSchema(body, 'scenario')
+  const refs = { turn: 'scenario#/definitions/InlineTurn', header: 'scenario#/definitions/TranscriptFileHeader' }
+  const code = standaloneModule.default(ajv, refs)
+  const command = 'pnpm scenario:schema'
+  const head = [`// @generated — ${GENERATED_NOTE}; do not edit.`, `// Regenerate with \`${command}\` (\`--check\` fails when stale).`]
+  return [...head, '/* eslint-disable */', code.trimEnd(), ''].join('\n')
+}
+
+/** Every file this generator owns, with its content: the standalone validators and the published schema. */
 export function generatedFiles(): GeneratedFile[] {
   const schema = readScenarioSchema()
   const validator = standaloneValidator(createScenarioAjv(), schema, GENERATED_NOTE, 'pnpm scenario:schema')
@@ -60,6 +80,7 @@ export function generatedFiles(): GeneratedFile[] {
   const published = { $schema, $comment: `@generated — ${GENERATED_NOTE}; do not edit.`, ...rest }
   return [
     { path: SCENARIO_VALIDATOR_PATH, content: validator },
+    { path: TRANSCRIPT_LINE_VALIDATOR_PATH, content: transcriptLineValidator(schema) },
     { path: PUBLISHED_SCHEMA_PATH, content: `${JSON.stringify(published, null, 2)}\n` },
   ]
 }

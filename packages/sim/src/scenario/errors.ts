@@ -14,6 +14,7 @@ export type ScenarioErrorCode =
   | 'POLICY' // §3.2 rule broken (core resolveCompactionConfig) or pruner §5.1 rule (resolvePruneConfig)
   | 'PATH' // a referenced file escapes the scenario folder and the fixtures package, or is missing
   | 'SEMANTIC' // a cross-field rule of the scenario format (tool results vs calls, bounds, dialect …)
+  | 'JSONL' // a line of a `transcript.file` is not one UTF-8 JSON object (empty, bad JSON, bad UTF-8)
 
 /** One problem of a scenario. `path` is a JSON pointer ('' = the document); `line`/`column` are 1-based. */
 export interface ScenarioIssue {
@@ -34,6 +35,7 @@ export function scenarioErrorTitle(code: ScenarioErrorCode): string {
     case 'POLICY': return 'invalid policy'
     case 'PATH': return 'refused path'
     case 'SEMANTIC': return 'inconsistent scenario'
+    case 'JSONL': return 'invalid JSONL transcript'
     default: return assertNever(code, 'scenario error code')
   }
 }
@@ -42,7 +44,7 @@ export function scenarioErrorTitle(code: ScenarioErrorCode): string {
 export function formatScenarioIssue(file: string, issue: ScenarioIssue): string {
   let where = file
   if (issue.line !== undefined) where += `:${issue.line}${issue.column !== undefined ? `:${issue.column}` : ''}`
-  const documentLevel = issue.code === 'YAML' || issue.code === 'READ' || issue.code === 'TOO_LARGE'
+  const documentLevel = issue.code === 'YAML' || issue.code === 'READ' || issue.code === 'TOO_LARGE' || issue.code === 'JSONL'
   const path = issue.path !== '' ? `${issue.path} ` : documentLevel ? '' : '/ '
   return `${where}: ${path}${issue.reason}`
 }

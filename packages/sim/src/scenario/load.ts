@@ -66,7 +66,8 @@ export function parseScenario(text: string, file: string, options: ScenarioLoadO
 
 /**
  * Reads and parses the scenario at `path` (see `parseScenario`), then checks that a `transcript.recorded`
- * log exists and, with symlinks resolved, still lies inside the scenario's folder or the fixtures root.
+ * log or a `transcript.file` exists and, with symlinks resolved, still lies inside the scenario's folder or the
+ * fixtures root (a transcript file's content is read and validated when the run starts: `transcript-file.ts`).
  * Throws `ScenarioError` only (code READ for an unreadable file).
  */
 export async function loadScenario(path: string, options: ScenarioLoadOptions = {}): Promise<Scenario> {
@@ -85,14 +86,15 @@ export async function loadScenario(path: string, options: ScenarioLoadOptions = 
     throw new ScenarioError(path, [{ code: 'READ', path: '', reason }], { cause: error })
   }
   const scenario = parseScenario(text, path, options)
-  if ('recorded' in scenario.transcript) await checkRecordedOnDisk(scenario, text, path, options)
+  if ('recorded' in scenario.transcript || 'file' in scenario.transcript) await checkRecordedOnDisk(scenario, text, path, options)
   return scenario
 }
 
 async function checkRecordedOnDisk(scenario: Scenario, text: string, file: string, options: ScenarioLoadOptions): Promise<void> {
   const resolved = resolveScenario(scenario, { file, fixturesDir: options.fixturesDir ?? DEFAULT_FIXTURES_DIR })
-  if (resolved.transcript.kind !== 'recorded') return
+  if (resolved.transcript.kind !== 'recorded' && resolved.transcript.kind !== 'file') return
   const { path: target, given } = resolved.transcript
+  const field = resolved.transcript.kind === 'file' ? '/transcript/file' : '/transcript/recorded'
   let reason: string | null = null
   try {
     const real = await realpath(target)
@@ -107,7 +109,7 @@ async function checkRecordedOnDisk(scenario: Scenario, text: string, file: strin
   if (reason === null) return
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, yamlOptions(lineCounter))
-  throw located(file, doc, (offset) => position(lineCounter, offset), [{ code: 'PATH', path: '/transcript/recorded', reason }])
+  throw located(file, doc, (offset) => position(lineCounter, offset), [{ code: 'PATH', path: field, reason }])
 }
 
 async function realRoot(root: string): Promise<string | null> {
@@ -280,14 +282,15 @@ function limitIssues(issues: ScenarioIssue[]): ScenarioIssue[] {
 // ---------------------------------------------------------------------------------------------
 // Schema errors → issues
 
-type SchemaIssue = ScenarioIssue & { key?: string }
+/** A schema issue; `key` names the unknown key of an `additionalProperties` error (the loader points at it). */
+export type SchemaIssue = ScenarioIssue & { key?: string }
 
 /**
  * One issue per meaningful ajv error: errors inside a failed `oneOf`'s branches, `if` wrappers,
  * `discriminator` tag errors (the tag's own `enum` reports them) and enum errors of a value of the wrong
  * type are dropped; the rest get a message naming the expected value.
  */
-function schemaIssues(errors: readonly ErrorObject[]): SchemaIssue[] {
+export function schemaIssues(errors: readonly ErrorObject[]): SchemaIssue[] {
   const branchSchemas = new Set<unknown>()
   for (const error of errors) {
     if (error.keyword === 'oneOf' && Array.isArray(error.schema)) for (const branch of error.schema) collectSchemas(branch, branchSchemas)

@@ -27,6 +27,7 @@ import {
   COUNT_NAMES,
   type CountBound, type CountName, type CrashPoint, type FaultConfig, type FaultDelivery, type FaultKind, type FinalPressureExpectation,
   type GenerateConfig, type InlineReply, type InlineReplyBlock, type InlineStep, type InlineToolResult, type InlineTranscript,
+  type InlineTool, type InlineTurn,
   type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
   type EnforceConfig, type ImageLimitsConfig, type RouteConfig,
@@ -97,6 +98,15 @@ export type ResolvedTranscriptSource =
     readonly params: Readonly<JsonObject>
   }
   | { readonly kind: 'inline'; readonly transcript: Transcript }
+  | {
+    /** An external JSONL transcript (`transcript.file`), read and validated line by line when the run starts. */
+    readonly kind: 'file'
+    /** Absolute path of the file (containment checked lexically here, through symlinks by `loadScenario`). */
+    readonly path: string
+    readonly root: 'scenario' | 'fixtures'
+    /** The path as written in the scenario. */
+    readonly given: string
+  }
 
 /** The §13 `FaultSpec.target` a fault kind belongs to. */
 export type FaultTarget = FaultSpec['target']
@@ -362,6 +372,14 @@ function resolveTranscript(
     return { kind: 'recorded', ...located, given: config.recorded, dialect: config.dialect ?? dialect }
   }
   if ('generate' in config) return resolveGenerate(config.generate, doc.seed, issues)
+  if ('file' in config) {
+    const located = locateRecorded(config.file, source)
+    if (typeof located === 'string') {
+      issues.push({ code: 'PATH', path: '/transcript/file', reason: located })
+      return null
+    }
+    return { kind: 'file', ...located, given: config.file }
+  }
   const transcript = inlineTranscript(config.inline, issues)
   return transcript === null ? null : { kind: 'inline', transcript }
 }
@@ -420,31 +438,54 @@ export function isInside(root: string, path: string): boolean {
   return rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)
 }
 
-/** What converting an inline transcript keeps across turns: call ids seen (with their paths) and tools called. */
-interface InlineContext {
+/**
+ * What converting an inline transcript keeps across turns: call ids seen (with where they were first seen)
+ * and tools called. `where` names a JSON path in messages (`transcript.file` lines prefix their line).
+ */
+export interface InlineContext {
   readonly issues: ScenarioIssue[]
   readonly callPaths: Map<string, string>
   readonly calledTools: string[]
+  readonly where: (path: string) => string
 }
 
-function inlineTranscript(inline: InlineTranscript, issues: ScenarioIssue[]): Transcript | null {
-  const base = '/transcript/inline'
-  const before = issues.length
-  const context: InlineContext = { issues, callPaths: new Map(), calledTools: [] }
-  const turns = inline.turns.map((turn, t): TranscriptTurn => ({
+/** A fresh conversion context collecting into `issues`; `where` (default: the path itself) names a first call id's place. */
+export function inlineContext(issues: ScenarioIssue[], where: (path: string) => string = (path) => path): InlineContext {
+  return { issues, callPaths: new Map(), calledTools: [], where }
+}
+
+/**
+ * One inline turn (0-based `t`) as a fixtures turn; problems become SEMANTIC issues below `path` (the turn's
+ * JSON pointer). Call ids default to `call-<t+1>-<step>-<n>` and must be unique across the context.
+ */
+export function inlineTurn(turn: InlineTurn, t: number, path: string, context: InlineContext): TranscriptTurn {
+  return {
     user: typeof turn.user === 'string' ? [{ type: 'text', text: turn.user }] : turn.user.map(userBlock),
-    steps: turn.steps.map((step, s) => inlineStep(step, t, s, s === turn.steps.length - 1, `${base}/turns/${t}/steps/${s}`, context)),
-  }))
-  const tools: ToolSchema[] = inline.tools !== undefined
-    ? inline.tools.map((tool) => ({
+    steps: turn.steps.map((step, s) => inlineStep(step, t, s, s === turn.steps.length - 1, `${path}/steps/${s}`, context)),
+  }
+}
+
+/** The tool schemas of an inline transcript (`tools` as given, else one per tool called); a repeated name is an issue at `base/tools/i`. */
+export function inlineTools(given: readonly InlineTool[] | undefined, base: string, context: InlineContext): ToolSchema[] {
+  const tools: ToolSchema[] = given !== undefined
+    ? given.map((tool) => ({
       name: tool.name, description: tool.description ?? '', parameters: (tool.parameters ?? { type: 'object' }) as JsonObject,
     }))
     : context.calledTools.map((name) => ({ name, description: '', parameters: { type: 'object' } }))
   const seen = new Set<string>()
   tools.forEach((tool, i) => {
-    if (seen.has(tool.name)) issues.push(semantic(`${base}/tools/${i}/name`, `repeats the tool name ${JSON.stringify(tool.name)}`))
+    if (seen.has(tool.name)) context.issues.push(semantic(`${base}/tools/${i}/name`, `repeats the tool name ${JSON.stringify(tool.name)}`))
     seen.add(tool.name)
   })
+  return tools
+}
+
+function inlineTranscript(inline: InlineTranscript, issues: ScenarioIssue[]): Transcript | null {
+  const base = '/transcript/inline'
+  const before = issues.length
+  const context = inlineContext(issues)
+  const turns = inline.turns.map((turn, t): TranscriptTurn => inlineTurn(turn, t, `${base}/turns/${t}`, context))
+  const tools = inlineTools(inline.tools, base, context)
   if (issues.length > before) return null
   const transcript: Transcript = { systemPrompt: inline.systemPrompt ?? '', tools, turns }
   if (inline.facts !== undefined) transcript.facts = inline.facts
@@ -459,7 +500,7 @@ function inlineStep(step: InlineStep, t: number, s: number, last: boolean, path:
   })
   for (const call of calls) {
     const first = context.callPaths.get(call.block.id)
-    if (first === undefined) context.callPaths.set(call.block.id, call.path)
+    if (first === undefined) context.callPaths.set(call.block.id, context.where(call.path))
     else context.issues.push(semantic(call.path, `repeats the tool call id ${JSON.stringify(call.block.id)} of ${first}`))
     if (!context.calledTools.includes(call.block.name)) context.calledTools.push(call.block.name)
   }
@@ -471,7 +512,19 @@ function inlineStep(step: InlineStep, t: number, s: number, last: boolean, path:
     context.issues.push(semantic(`${path}/reply`, 'calls tools but is the last step of its turn (add a step with the final reply)'))
   }
   const toolResults = matchResults(calls.map((c) => c.block.id), step.toolResults ?? [], path, context.issues)
-  return { reply: usage === undefined ? { blocks } : { blocks, usage }, toolResults }
+  const resolved: TranscriptStep = { reply: usage === undefined ? { blocks } : { blocks, usage }, toolResults }
+  if (step.steer !== undefined) {
+    const steer = typeof step.steer === 'string' ? [{ type: 'text', text: step.steer } as const] : step.steer.map(userBlock)
+    if (last) {
+      const reason = 'is on the last step of its turn: a steering message arrives before the next step\'s request, and this turn has none '
+        + '(put it in the next turn\'s user input, or on an earlier step)'
+      context.issues.push(semantic(`${path}/steer`, reason))
+    } else if (steer.length === 0) {
+      context.issues.push(semantic(`${path}/steer`, 'holds no block (give the text or at least one text/image block)'))
+    }
+    resolved.steer = steer
+  }
+  return resolved
 }
 
 /** The reply's blocks in emission order (reasoning, text, tool calls) and the JSON path each block came from. */
@@ -503,7 +556,8 @@ function replyContent(
 
 /**
  * Pairs results with calls: a result with `callId` answers that call, the others answer the remaining
- * calls in order; each call is answered exactly once and the results come back in call order.
+ * calls in order; each call is answered exactly once. The results keep the order given — the order the
+ * subject logs them in (parallel calls may be answered out of call order).
  */
 function matchResults(
   callIds: readonly CallId[], results: readonly InlineToolResult[], stepPath: string, issues: ScenarioIssue[],
@@ -526,10 +580,33 @@ function matchResults(
       issues.push(semantic(`${stepPath}/toolResults/${r}`, `answers tool call ${JSON.stringify(callId)} a second time`))
       return
     }
-    const content = typeof result.content === 'string' ? [{ type: 'text', text: result.content } as const] : result.content.map(userBlock)
-    byCall.set(callId, result.isError === undefined ? { callId, content } : { callId, content, isError: result.isError })
+    byCall.set(callId, toolResultOf(result, callId, `${stepPath}/toolResults/${r}`, issues))
   })
-  return callIds.flatMap((id) => byCall.get(id) ?? [])
+  return [...byCall.values()]
+}
+
+/**
+ * One result: `content` as blocks, or the error's text when it has none; an `error` makes it an error result
+ * (`isError: true`, `error: {name, code}` logged on `tool/result`, §1.4.9) and `meta` is carried verbatim.
+ */
+function toolResultOf(result: InlineToolResult, callId: string, path: string, issues: ScenarioIssue[]): TranscriptToolResult {
+  const error = result.error === undefined ? undefined
+    : typeof result.error === 'string' ? { code: 'TOOL_ERROR', name: 'ToolError', text: result.error }
+    : { code: result.error.code, name: result.error.name ?? 'ToolError', text: result.error.text }
+  if (result.content === undefined && error === undefined) issues.push(semantic(path, 'needs content or an error'))
+  if (error !== undefined && result.isError === false) {
+    issues.push(semantic(`${path}/isError`, 'is false, but the result has an error (an error result is always isError: true)'))
+  }
+  if (error?.text !== undefined && result.content !== undefined) {
+    issues.push(semantic(`${path}/error`, 'gives the error text, and so does content: give the text in one of them'))
+  }
+  const content: ContentBlock[] = result.content === undefined ? [{ type: 'text', text: error?.text ?? error?.code ?? '' }]
+    : typeof result.content === 'string' ? [{ type: 'text', text: result.content }] : result.content.map(userBlock)
+  const out: TranscriptToolResult = error === undefined && result.isError === undefined ? { callId, content }
+    : { callId, content, isError: error !== undefined || result.isError === true }
+  if (error !== undefined) out.error = { name: error.name, code: error.code }
+  if (result.meta !== undefined) out.meta = structuredClone(result.meta) as JsonValue
+  return out
 }
 
 function userBlock(block: InlineUserBlock): ContentBlock {

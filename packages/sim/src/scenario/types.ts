@@ -153,17 +153,33 @@ export interface InlineReplyObject {
 /** `#/definitions/InlineReply`: a string is one text block. */
 export type InlineReply = string | InlineReplyObject
 
-/** `#/definitions/InlineToolResult`: matched to the reply's calls by `callId`, else by position. */
-export interface InlineToolResult {
-  callId?: string
-  content: string | InlineResultBlock[]
-  isError?: boolean
+/** The object form of `#/definitions/InlineToolError`: a stable code, the error class name and the text the model sees. */
+export interface InlineToolErrorObject {
+  code: string
+  name?: string
+  text?: string
 }
 
-/** `#/definitions/InlineStep`. */
+/** `#/definitions/InlineToolError`: a string is the error text (code `TOOL_ERROR`). */
+export type InlineToolError = string | InlineToolErrorObject
+
+/**
+ * `#/definitions/InlineToolResult`: matched to the reply's calls by `callId`, else by position; kept in the
+ * order given. `content` or `error` (or both) must be present (a cross-field rule of `resolve.ts`).
+ */
+export interface InlineToolResult {
+  callId?: string
+  content?: string | InlineResultBlock[]
+  isError?: boolean
+  error?: InlineToolError
+  meta?: unknown
+}
+
+/** `#/definitions/InlineStep`: `steer` is a user message entered before the next step's request. */
 export interface InlineStep {
   reply: InlineReply
   toolResults?: InlineToolResult[]
+  steer?: string | InlineUserBlock[]
 }
 
 /** `#/definitions/InlineTurn`. */
@@ -177,6 +193,13 @@ export interface InlineTool {
   name: string
   description?: string
   parameters?: Record<string, unknown>
+}
+
+/** `#/definitions/TranscriptFileHeader`: the optional first line of a `transcript.file` JSONL file. */
+export interface TranscriptFileHeader {
+  systemPrompt?: string
+  tools?: InlineTool[]
+  facts?: string[]
 }
 
 /** `#/definitions/InlineTranscript`: a hand-written transcript (a full fixtures `Transcript` also fits). */
@@ -201,8 +224,11 @@ export interface GeneratedTranscriptConfig { generate: GenerateConfig }
 /** `#/definitions/Transcript`, inline form. */
 export interface InlineTranscriptConfig { inline: InlineTranscript }
 
+/** `#/definitions/Transcript`, external-file form: a JSONL transcript (scenario folder or `fixtures:`), any size. */
+export interface FileTranscriptConfig { file: string }
+
 /** `#/definitions/Transcript`: exactly one source. */
-export type TranscriptConfig = RecordedTranscriptConfig | GeneratedTranscriptConfig | InlineTranscriptConfig
+export type TranscriptConfig = RecordedTranscriptConfig | GeneratedTranscriptConfig | InlineTranscriptConfig | FileTranscriptConfig
 
 /** Every fault id of protocol §13, in catalog order (`#/definitions/FaultKind`). */
 export const FAULT_KINDS = [

@@ -1,8 +1,10 @@
 /**
  * Which `SubjectFeature`s a scenario needs (the feature list is in `types.ts`), derived from what the
- * scenario exercises: its faults, its manual actions and what its `expect` block looks for. A subject that
- * lacks one gets the scenario `skipped` with a reason naming the feature and what needed it. Pure.
+ * scenario exercises: its faults, its manual actions, what its `expect` block looks for and — once the
+ * transcript is known — its steering messages and results given out of call order. A subject that lacks one
+ * gets the scenario `skipped` with a reason naming the feature and what needed it. Pure.
  */
+import type { Transcript } from '@compaction-sim/fixtures'
 import type { FaultKind } from '../scenario/types.ts'
 import type { ResolvedScenario } from '../scenario/resolve.ts'
 import { SUBJECT_FEATURES, type Subject, type SubjectFeature } from './types.ts'
@@ -26,8 +28,8 @@ const FAULT_FEATURES: Partial<Record<FaultKind, SubjectFeature>> = {
   'FAULT-60': 'appendFaults', 'FAULT-61': 'appendFaults', 'FAULT-62': 'appendFaults', 'FAULT-63': 'appendFaults',
 }
 
-/** Every feature `scenario` needs, in `SUBJECT_FEATURES` order, each with its first reason. */
-export function requiredFeatures(scenario: ResolvedScenario): FeatureNeed[] {
+/** Every feature `scenario` (replaying `transcript`, when given) needs, in `SUBJECT_FEATURES` order, each with its first reason. */
+export function requiredFeatures(scenario: ResolvedScenario, transcript?: Transcript): FeatureNeed[] {
   const needs = new Map<SubjectFeature, string>()
   const need = (feature: SubjectFeature, because: string): void => {
     if (!needs.has(feature)) needs.set(feature, because)
@@ -52,7 +54,19 @@ export function requiredFeatures(scenario: ResolvedScenario): FeatureNeed[] {
       need('seriesHeaders', `expect.events[${i}] is a series request/header (§10.3)`)
     }
   })
+  if (transcript !== undefined) transcriptNeeds(transcript, need)
   return SUBJECT_FEATURES.filter((f) => needs.has(f)).map((feature) => ({ feature, because: needs.get(feature) ?? '' }))
+}
+
+/** What the transcript itself needs: steering messages, and results given in another order than the calls. */
+function transcriptNeeds(transcript: Transcript, need: (feature: SubjectFeature, because: string) => void): void {
+  transcript.turns.forEach((turn, t) => turn.steps.forEach((step, s) => {
+    if (step.steer !== undefined) need('steering', `turn ${t + 1} step ${s + 1} steers mid-turn`)
+    const calls = step.reply.blocks.flatMap((b) => (b.type === 'tool-call' ? [String(b['id'])] : []))
+    if (step.toolResults.some((r, i) => r.callId !== calls[i])) {
+      need('resultOrder', `turn ${t + 1} step ${s + 1} gives its tool results out of call order`)
+    }
+  }))
 }
 
 /** The features `subject` declares (absent = all). */
@@ -60,10 +74,10 @@ export function declaredFeatures(subject: Subject): ReadonlySet<SubjectFeature> 
   return new Set(subject.features ?? SUBJECT_FEATURES)
 }
 
-/** Why `subject` cannot run `scenario` for lack of a feature, or null when it declares every one needed. */
-export function missingFeatureReason(scenario: ResolvedScenario, subject: Subject): string | null {
+/** Why `subject` cannot run `scenario` (with `transcript`, when given) for lack of a feature, or null when it declares every one needed. */
+export function missingFeatureReason(scenario: ResolvedScenario, subject: Subject, transcript?: Transcript): string | null {
   const declared = declaredFeatures(subject)
-  const missing = requiredFeatures(scenario).filter((n) => !declared.has(n.feature))
+  const missing = requiredFeatures(scenario, transcript).filter((n) => !declared.has(n.feature))
   if (missing.length === 0) return null
   const list = missing.map((n) => `${n.feature} (${n.because})`).join(', ')
   return `subject ${subject.name} does not declare the ${missing.length === 1 ? 'feature' : 'features'} this scenario needs: ${list}`

@@ -2,8 +2,9 @@
  * The reference core as a subject (design §2): `Agent` + `CompactionEngine` over an `EventLog` whose every
  * event is appended to a durable, fsync'ed `JsonlLogStore`, talking to the mock provider over HTTP through
  * `OpenAiCompatibleAdapter`. It feeds the transcript's user turns, answers tool calls with the transcript's
- * results, runs the scenario's manual actions, and records turn outcomes, warnings and the §1.1 request
- * capture.
+ * results (with their `error` and `meta`, logged in the transcript's order: `transcriptResultOrder`), enters
+ * the transcript's steering messages when the next step opens (`transcriptSteering`), runs the scenario's
+ * manual actions, and records turn outcomes, warnings and the §1.1 request capture.
  *
  * Contract (the crash harness calls it from a child process):
  *
@@ -29,8 +30,8 @@
 import { rm } from 'node:fs/promises'
 import {
   Agent, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError, OpenAiCompatibleAdapter, repairClosers,
-  restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft, type GenerateOptions, type LogEvent, type MessageKind,
-  type SessionEvent, type ToolExecutor,
+  restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft, type GenerateOptions, type LogEvent,
+  type MessageKind, CallId, type SessionEvent, type SteeringSource, type ToolExecutor, type ToolOutcome, type ToolResultOrder,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
@@ -185,6 +186,8 @@ async function drive(
     systemPrompt: () => transcript.systemPrompt,
     tools: transcript.tools,
     executeTool: toolExecutor(transcript),
+    toolResultOrder: transcriptResultOrder(transcript),
+    steering: transcriptSteering(transcript),
     newMessageId: (kind: MessageKind) => `m-${kind}-${next()}`,
     newRetryId: () => `r-${next()}`,
     sleep: (ms, signal) => clock.sleep(ms, signal),
@@ -235,14 +238,55 @@ function faultyAppend(log: EventLog, reject: (draft: EventDraft) => string | nul
   }
 }
 
-/** Answers each tool call with the transcript's result for its call id; an unknown id is an error result. */
+/**
+ * Answers each tool call with the transcript's result for its call id, with its `error` and `meta` (logged on
+ * `tool/result`, §1.4.9; an `error` makes it an error result); an unknown id is an error result.
+ */
 function toolExecutor(transcript: Transcript): ToolExecutor {
   const results = new Map(transcript.turns.flatMap((t) => t.steps.flatMap((s) => s.toolResults.map((r) => [r.callId, r] as const))))
   return async (call) => {
     const result = results.get(call.callId)
     if (result === undefined) throw new Error(`the transcript has no result for tool call ${call.callId}`)
     const content = structuredClone(result.content)
-    return result.isError === true ? { content, isError: true } : { content }
+    const outcome: ToolOutcome = result.isError === true || result.error !== undefined ? { content, isError: true } : { content }
+    if (result.error !== undefined) outcome.error = { ...result.error }
+    if (result.meta !== undefined) outcome.meta = structuredClone(result.meta)
+    return outcome
+  }
+}
+
+/**
+ * The transcript's result order for the agent (`AgentOptions.toolResultOrder`): the calls of a step are
+ * found by id in the transcript step whose results answer them; when that step lists the results in call
+ * order (or the ids do not match one transcript step) the loop keeps sequential dispatch (`null`), otherwise
+ * it dispatches every call and logs the results in the transcript's order.
+ */
+export function transcriptResultOrder(transcript: Transcript): ToolResultOrder {
+  const orderOf = new Map<string, readonly string[]>()
+  for (const turn of transcript.turns) {
+    for (const step of turn.steps) {
+      const order = step.toolResults.map((r) => r.callId)
+      for (const id of order) orderOf.set(id, order)
+    }
+  }
+  return (calls) => {
+    const first = calls[0]
+    const order = first === undefined ? undefined : orderOf.get(first.callId)
+    if (order === undefined || order.length !== calls.length) return null
+    const ids = new Set<string>(calls.map((c) => c.callId))
+    if (!order.every((id) => ids.has(id)) || order.every((id, i) => id === calls[i]?.callId)) return null
+    return order.map((id) => CallId(id))
+  }
+}
+
+/**
+ * The transcript's steering messages for the agent (`AgentOptions.steering`): step s ≥ 2 of turn t opens with
+ * the `steer` of transcript step s − 1 of turn t (the steps line up with the replies the mock serves).
+ */
+export function transcriptSteering(transcript: Transcript): SteeringSource {
+  return (turn, step) => {
+    const steer = step >= 2 ? transcript.turns[turn - 1]?.steps[step - 2]?.steer : undefined
+    return steer === undefined ? [] : [{ content: structuredClone(steer) }]
   }
 }
 

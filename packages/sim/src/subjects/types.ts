@@ -120,10 +120,13 @@ export interface SubjectSessionResult {
  * - `crash` — supports `resume` and `onDurable` as the store's hook, so it can run in the crash child (§13.4).
  * - `directApi` — honours `hooks.directApi`: dispatches without `request/header` logging (FAULT-09).
  * - `appendFaults` — routes its engine's bracket appends through `hooks.rejectAppend` (FAULT-60…63, and FAULT-11's live lock).
+ * - `steering` — enters a transcript step's `steer` message as a `user/message` when the next step of the turn opens.
+ * - `resultOrder` — logs a step's tool results in the transcript's order when it differs from the call order.
  */
 export const SUBJECT_FEATURES = [
   'manualCompaction', 'explicitRegion', 'imageOffload', 'summaryError', 'seriesHeaders',
   'abort', 'timeouts', 'routeSwitch', 'middleware', 'unroutableSummarizer', 'crash', 'directApi', 'appendFaults',
+  'steering', 'resultOrder',
 ] as const
 
 /** One feature of `SUBJECT_FEATURES`. */

@@ -123,7 +123,7 @@ describe('each error class names file:line:column', () => {
     expect(errorOf('name: x\ntranscript: {}\n').message).toMatchInlineSnapshot(`
       "scenarios/x.yaml:1:1: / must have the key "seed"
       scenarios/x.yaml:1:1: / must have the key "provider"
-      scenarios/x.yaml:2:13: /transcript must have exactly one of the keys recorded, generate, inline"
+      scenarios/x.yaml:2:13: /transcript must have exactly one of the keys recorded, generate, inline, file"
     `)
   })
 
@@ -160,7 +160,7 @@ describe('each error class names file:line:column', () => {
 
   it('generator errors from the fixtures registry, mapped to their YAML paths', () => {
     const generate = (body: string): string => MINIMAL.replace(/transcript:[\s\S]*$/, `transcript:\n  generate:\n${body}`)
-    expect(errorOf(generate('    generator: nope\n    turns: 2\n')).message).toMatchInlineSnapshot(`"scenarios/x.yaml:9:16: /transcript/generate/generator unknown generator "nope" (known: coding-session)"`)
+    expect(errorOf(generate('    generator: nope\n    turns: 2\n')).message).toMatchInlineSnapshot(`"scenarios/x.yaml:9:16: /transcript/generate/generator unknown generator "nope" (known: coding-session, shaped)"`)
     expect(errorOf(generate('    generator: coding-session\n    turns: 2\n    params:\n      stepsPerTurn: [3, 1]\n')).message)
       .toMatchInlineSnapshot(`"scenarios/x.yaml:12:21: /transcript/generate/params/stepsPerTurn min 3 is greater than max 1"`)
     expect(errorOf(generate('    generator: coding-session\n    turns: 2\n    params: { turns: 3 }\n')).message).toMatchInlineSnapshot(`"scenarios/x.yaml:11:22: /transcript/generate/params/turns is set by generate.turns; remove it from params"`)

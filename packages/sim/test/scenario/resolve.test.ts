@@ -94,7 +94,7 @@ describe('defaults', () => {
 })
 
 describe('inline transcript', () => {
-  it('expands the compact form: text blocks, call ids, results in call order, derived tools', () => {
+  it('expands the compact form: text blocks, call ids, results paired with calls in the order given, derived tools', () => {
     const resolved = resolveScenario({
       ...BASE,
       transcript: {
@@ -130,8 +130,8 @@ describe('inline transcript', () => {
               { type: 'tool-call', id: 'call-1-1-2', name: 'ls', arguments: '{}' },
             ] },
             toolResults: [
-              { callId: 'call-1-1-1', content: [{ type: 'text', text: 'file a' }], isError: true },
               { callId: 'call-1-1-2', content: [{ type: 'text', text: 'a b' }] },
+              { callId: 'call-1-1-1', content: [{ type: 'text', text: 'file a' }], isError: true },
             ],
           },
           { reply: { blocks: [{ type: 'text', text: 'done' }], usage: { inputTokens: 5, outputTokens: 1 } }, toolResults: [] },

@@ -18,7 +18,8 @@ import type {
   SummarizedRegionExpectation, WarningPattern, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
   PrunerConfig, RecordedTranscriptConfig, Scenario, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
-  SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig,
+  SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
+  FileTranscriptConfig,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
 } from '../../src/scenario/types.ts'
 
@@ -46,8 +47,12 @@ const usage: InlineTokenUsage = { inputTokens: 10, outputTokens: 2, cacheReadTok
 const toolCall: InlineToolCall = { id: 'c2', name: 'read_file', arguments: { path: 'a.ts' } }
 const replyObject: InlineReplyObject = { reasoning: 'r', text: 't', toolCalls: [toolCall], usage }
 const replyBlocks: InlineReplyObject = { blocks: [text, reasoning, imageBlock, toolCallBlock], usage }
-const toolResult: InlineToolResult = { callId: 'c2', content: [text, imageBlock], isError: false }
-const step: InlineStep = { reply: replyObject, toolResults: [toolResult] }
+const toolError: InlineToolErrorObject = { code: 'ENOENT', name: 'FileNotFoundError', text: 'no such file' }
+const toolResult: InlineToolResult = { callId: 'c2', content: [text, imageBlock], isError: false, meta: { durationMs: 3 } }
+const errorResult: InlineToolResult = { callId: 'c3', error: toolError, meta: null }
+const step: InlineStep = { reply: replyObject, toolResults: [toolResult], steer: [text, imageBlock] }
+const fileHeader: TranscriptFileHeader = { systemPrompt: 'be brief', tools: [{ name: 'read_file' }], facts: ['a fact'] }
+const fromFile: FileTranscriptConfig = { file: 'sessions/long.jsonl' }
 const turn: InlineTurn = { user: [text, imageBlock], steps: [step, { reply: 'done' }] }
 const tool: InlineTool = { name: 'read_file', description: 'Read a file.', parameters: { type: 'object' } }
 const inline: InlineTranscript = { systemPrompt: 'be brief', tools: [tool], facts: ['a fact'], turns: [turn] }
@@ -142,15 +147,17 @@ const examples: Record<string, readonly unknown[]> = {
   Policy: [policy, {}] satisfies BasicCompactionConfig[],
   ModelPolicy: [modelPolicy],
   Pruner: [true, false, prunerConfig, {}] satisfies PrunerConfig[],
-  Transcript: [recorded, { recorded: 'logs/a.jsonl' }, generated, inlined] satisfies TranscriptConfig[],
+  Transcript: [recorded, { recorded: 'logs/a.jsonl' }, generated, inlined, fromFile] satisfies TranscriptConfig[],
+  TranscriptFileHeader: [fileHeader, {}] satisfies TranscriptFileHeader[],
   Generate: [generate, { generator: 'runaway', turns: 1 }] satisfies GenerateConfig[],
   InlineTranscript: [inline, { turns: [{ user: 'hi', steps: [{ reply: 'hello' }] }] }] satisfies InlineTranscript[],
   InlineTool: [tool, { name: 'ls' }] satisfies InlineTool[],
   InlineTurn: [turn],
-  InlineStep: [step, { reply: replyBlocks }] satisfies InlineStep[],
+  InlineStep: [step, { reply: replyBlocks }, { reply: 'r', steer: 'wait' }] satisfies InlineStep[],
   InlineReply: ['plain', replyObject, replyBlocks, {}] satisfies InlineReply[],
   InlineToolCall: [toolCall, { name: 'ls', arguments: '{}' }, { name: 'ls' }] satisfies InlineToolCall[],
-  InlineToolResult: [toolResult, { content: 'ok' }] satisfies InlineToolResult[],
+  InlineToolResult: [toolResult, { content: 'ok' }, errorResult, { error: 'failed' }] satisfies InlineToolResult[],
+  InlineToolError: [toolError, { code: 'E' }, 'permission denied'] satisfies InlineToolError[],
   UserBlock: [text, imageBlock] satisfies InlineUserBlock[],
   ReplyBlock: [text, reasoning, imageBlock, toolCallBlock] satisfies InlineReplyBlock[],
   ResultBlock: [text, imageBlock] satisfies InlineResultBlock[],
@@ -223,16 +230,20 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   Pruner: { pointer: 'Pruner', keys: keysOf<ToolResultPruneConfig>({ thresholdChars: true, headChars: true, tailChars: true }) },
   Transcript: { pointer: 'Transcript', keys: [
     ...keysOf<RecordedTranscriptConfig>({ recorded: true, dialect: true }), ...keysOf<GeneratedTranscriptConfig>({ generate: true }),
-    ...keysOf<InlineTranscriptConfig>({ inline: true }),
+    ...keysOf<InlineTranscriptConfig>({ inline: true }), ...keysOf<FileTranscriptConfig>({ file: true }),
   ].sort() },
+  TranscriptFileHeader: { pointer: 'TranscriptFileHeader', keys: keysOf<TranscriptFileHeader>({ systemPrompt: true, tools: true, facts: true }) },
   Generate: { pointer: 'Generate', keys: keysOf<GenerateConfig>({ generator: true, turns: true, params: true }) },
   InlineTranscript: { pointer: 'InlineTranscript', keys: keysOf<InlineTranscript>({ systemPrompt: true, tools: true, facts: true, turns: true }) },
   InlineTool: { pointer: 'InlineTool', keys: keysOf<InlineTool>({ name: true, description: true, parameters: true }) },
   InlineTurn: { pointer: 'InlineTurn', keys: keysOf<InlineTurn>({ user: true, steps: true }) },
-  InlineStep: { pointer: 'InlineStep', keys: keysOf<InlineStep>({ reply: true, toolResults: true }) },
+  InlineStep: { pointer: 'InlineStep', keys: keysOf<InlineStep>({ reply: true, toolResults: true, steer: true }) },
   InlineReply: { pointer: 'InlineReply', keys: keysOf<InlineReplyObject>({ reasoning: true, text: true, toolCalls: true, blocks: true, usage: true }) },
+  InlineToolError: { pointer: 'InlineToolError', keys: keysOf<InlineToolErrorObject>({ code: true, name: true, text: true }) },
   InlineToolCall: { pointer: 'InlineToolCall', keys: keysOf<InlineToolCall>({ id: true, name: true, arguments: true }) },
-  InlineToolResult: { pointer: 'InlineToolResult', keys: keysOf<InlineToolResult>({ callId: true, content: true, isError: true }) },
+  InlineToolResult: { pointer: 'InlineToolResult', keys: keysOf<InlineToolResult>({
+    callId: true, content: true, isError: true, error: true, meta: true,
+  }) },
   UserBlock: { pointer: 'UserBlock', keys: ['type'] },
   ReplyBlock: { pointer: 'ReplyBlock', keys: ['type'] },
   ResultBlock: { pointer: 'ResultBlock', keys: ['type'] },
