@@ -113,8 +113,10 @@ export {
   type Summarizer, type SummaryInput, type SummaryOutput, type LlmSummarizerOptions, type SummaryTarget,
 } from './compaction/summarizer.ts'
 export {
-  OpenAiCompatibleAdapter, HttpAdapterConfigError, resolveOpenAiAdapterOptions, usageFromWire,
-  type OpenAiAdapterOptions, type OpenAiAdapterSpec, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,
+  HttpAdapterConfigError, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,
+} from './adapter/http-common.ts'
+export {
+  OpenAiCompatibleAdapter, resolveOpenAiAdapterOptions, usageFromWire, type OpenAiAdapterOptions, type OpenAiAdapterSpec,
 } from './adapter/http-openai.ts'
 export {
   PURPOSE_HEADER, SESSION_HEADER, ATTACHMENT_URL_SCHEME, attachmentUrl, toWireMessages, toWireTools, toWireRequest,
