@@ -115,10 +115,11 @@ export interface SubjectSessionResult {
  * - `crash` — supports `resume` and `onDurable` as the store's hook, so it can run in the crash child (§13.4).
  * - `directApi` — honours `hooks.directApi`: dispatches without `request/header` logging (FAULT-09).
  * - `appendFaults` — routes its engine's bracket appends through `hooks.rejectAppend` (FAULT-60…63, and FAULT-11's live lock).
+ * - `anthropicWire` — speaks the Anthropic messages wire (`POST <baseUrl>/messages`) when `provider.wire` is `anthropic`.
  */
 export const SUBJECT_FEATURES = [
   'manualCompaction', 'explicitRegion', 'imageOffload', 'summaryError', 'seriesHeaders',
-  'abort', 'timeouts', 'routeSwitch', 'middleware', 'unroutableSummarizer', 'crash', 'directApi', 'appendFaults',
+  'abort', 'timeouts', 'routeSwitch', 'middleware', 'unroutableSummarizer', 'crash', 'directApi', 'appendFaults', 'anthropicWire',
 ] as const
 
 /** One feature of `SUBJECT_FEATURES`. */
