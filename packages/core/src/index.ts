@@ -114,12 +114,23 @@ export {
   type Summarizer, type SummaryInput, type SummaryOutput, type LlmSummarizerOptions, type SummaryTarget,
 } from './compaction/summarizer.ts'
 export {
-  OpenAiCompatibleAdapter, HttpAdapterConfigError, resolveOpenAiAdapterOptions, usageFromWire,
-  type OpenAiAdapterOptions, type OpenAiAdapterSpec, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,
+  HttpAdapterConfigError, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,
+} from './adapter/http-common.ts'
+export {
+  OpenAiCompatibleAdapter, resolveOpenAiAdapterOptions, usageFromWire, type OpenAiAdapterOptions, type OpenAiAdapterSpec,
 } from './adapter/http-openai.ts'
 export {
   PURPOSE_HEADER, SESSION_HEADER, ATTACHMENT_URL_SCHEME, attachmentUrl, toWireMessages, toWireTools, toWireRequest,
   type OpenAiWire, type WireChatRequest, type WireMessage, type WireTool, type ImageUrlResolver,
 } from './adapter/openai-wire.ts'
+export {
+  AnthropicMessagesAdapter, resolveAnthropicAdapterOptions, type AnthropicAdapterOptions, type AnthropicAdapterSpec,
+} from './adapter/http-anthropic.ts'
+export {
+  ANTHROPIC_VERSION, ANTHROPIC_DEFAULT_MAX_TOKENS, attachmentImageSource, toAnthropicMessages, toAnthropicTools, toAnthropicRequest,
+  anthropicUsage, anthropicFinish, anthropicErrorStatus,
+  type AnthropicRequest, type AnthropicMessage, type AnthropicBlock, type AnthropicTool, type AnthropicImageSource,
+  type AnthropicImageSourceResolver,
+} from './adapter/anthropic-wire.ts'
 export { SseParser, SseParseError, type SseEvent } from './adapter/sse-parser.ts'
 export { classifyWireRejection, retryAfterMsOf, type WireRejection } from './adapter/wire-rejection.ts'

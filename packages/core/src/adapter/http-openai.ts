@@ -39,22 +39,17 @@ import {
   type ImageUrlResolver,
   type OpenAiWire,
 } from './openai-wire.ts'
-import { SseParseError, SseParser } from './sse-parser.ts'
-import { classifyWireRejection, retryAfterMsOf } from './wire-rejection.ts'
+import {
+  callSignals, checkOptionKeys, count, fetchModelMetadata, fetchOf, HttpAdapterConfigError, httpRejection, infoOf, malformed, modelTable, networkErrorResponse,
+  parseJson, positiveIntOption, readText, record, requestIdOf, resolveBaseUrl, sseBatches, transportError,
+  type CallSignals, type Json, type ModelMetadataSource, type StaticModelInfo,
+} from './http-common.ts'
+import { classifyWireRejection } from './wire-rejection.ts'
 
-/** Static metadata of one model (a row of the adapter's table; overrides the metadata endpoint). */
-export interface StaticModelInfo {
-  id: string
-  name?: string
-  contextWindow?: number
-  imageTokens?: number
-  defaultMaxTokens?: number
-}
+export { HttpAdapterConfigError, type HttpAdapterConfigErrorCode, type ModelMetadataSource, type StaticModelInfo } from './http-common.ts'
 
-/** Where `resolveModel` looks for a model that is not in the static table. */
-export type ModelMetadataSource =
-  | 'endpoint' // GET `<baseURL>/models/<id>`: `context_window`, `image_tokens`, `default_max_tokens`
-  | 'static' // the table only; an unlisted model has unknown capacity
+/** The response headers that carry the request id on this wire. */
+const REQUEST_ID_HEADERS = ['x-request-id'] as const
 
 /** Options of `OpenAiCompatibleAdapter` as given; see `resolveOpenAiAdapterOptions` for the defaults. */
 export interface OpenAiAdapterOptions {
@@ -67,7 +62,7 @@ export interface OpenAiAdapterOptions {
   headers?: Record<string, string>
   /** Static model table consulted first by `resolveModel`. Default: empty. */
   models?: readonly StaticModelInfo[]
-  /** Default: `'endpoint'`. */
+  /** Default: `'endpoint'` (GET `<baseURL>/models/<id>`: `context_window`, `image_tokens`, `default_max_tokens`). */
   modelMetadata?: ModelMetadataSource
   /** Image URL mapping. Default: `attachmentUrl`. */
   imageUrl?: ImageUrlResolver
@@ -92,22 +87,6 @@ export interface OpenAiAdapterSpec {
   readonly maxEventChars: number
 }
 
-/** Why adapter options were refused. */
-export type HttpAdapterConfigErrorCode =
-  | 'UNKNOWN_KEY' // a key the options do not define
-  | 'INVALID_VALUE' // a value of the wrong type or range
-
-/** Refused adapter options (a caller bug; thrown by `resolveOpenAiAdapterOptions`). */
-export class HttpAdapterConfigError extends Error {
-  override readonly name = 'HttpAdapterConfigError'
-  readonly code: HttpAdapterConfigErrorCode
-
-  constructor(code: HttpAdapterConfigErrorCode, message: string, options?: ErrorOptions) {
-    super(message, options)
-    this.code = code
-  }
-}
-
 const OPTION_KEYS: ReadonlySet<string> = new Set([
   'wire',
   'baseURL',
@@ -123,50 +102,24 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
 
 /** Resolves defaults once and freezes the result. Throws `HttpAdapterConfigError` for unknown keys or bad values. */
 export function resolveOpenAiAdapterOptions(options: OpenAiAdapterOptions): OpenAiAdapterSpec {
-  for (const key of Object.keys(options)) {
-    if (!OPTION_KEYS.has(key)) throw new HttpAdapterConfigError('UNKNOWN_KEY', `unknown adapter option "${key}"`)
-  }
+  checkOptionKeys(options, OPTION_KEYS)
   if (options.wire !== 'openai' && options.wire !== 'deepseek')
     throw new HttpAdapterConfigError('INVALID_VALUE', `wire must be "openai" or "deepseek", got ${String(options.wire)}`)
-  let base: URL
-  try {
-    base = new URL(options.baseURL)
-  } catch (err) {
-    throw new HttpAdapterConfigError('INVALID_VALUE', `baseURL is not a URL: ${options.baseURL}`, { cause: err })
-  }
-  const maxEventChars = options.maxEventChars ?? 16 * 1024 * 1024
-  if (!Number.isSafeInteger(maxEventChars) || maxEventChars <= 0)
-    throw new HttpAdapterConfigError('INVALID_VALUE', 'maxEventChars must be a positive integer')
+  const baseURL = resolveBaseUrl(options.baseURL)
+  const maxEventChars = positiveIntOption(options.maxEventChars, 16 * 1024 * 1024, 'maxEventChars')
   const headers: Record<string, string> = { ...options.headers }
   if (options.apiKey !== undefined) headers['authorization'] = `Bearer ${options.apiKey}`
-  // The global is looked up per call, not captured here: msw and nock patch it after adapters may exist.
-  const given = options.fetch
-  const fetchImpl: typeof fetch = given ?? ((input, init) => globalThis.fetch(input, init))
   return Object.freeze({
     wire: options.wire,
-    baseURL: base.href.replace(/\/+$/, ''),
+    baseURL,
     headers: Object.freeze(headers),
-    models: new Map((options.models ?? []).map((m) => [m.id, Object.freeze({ ...m })])),
+    models: modelTable(options.models),
     modelMetadata: options.modelMetadata ?? 'endpoint',
     imageUrl: options.imageUrl ?? attachmentUrl,
-    fetch: fetchImpl,
+    fetch: fetchOf(options.fetch),
     timeout: options.timeout,
     maxEventChars,
   })
-}
-
-type Json = Record<string, unknown>
-
-function record(value: unknown): Json | undefined {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Json) : undefined
-}
-
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined
-}
-
-function malformed(what: string): LlmError {
-  return new LlmError({ message: `malformed provider reply: ${what}`, code: FailureCode.UNKNOWN })
 }
 
 /** Maps a wire `usage` object to disjoint `TokenUsage` buckets (module table). Throws `LlmError(UNKNOWN)` when malformed. */
@@ -342,20 +295,6 @@ class ChunkTranslator {
   }
 }
 
-/** A network-error `Response` (`Response.error()`, e.g. from an injected fetch that is a mock handler) is a reset. */
-function networkErrorResponse(): LlmError {
-  return new LlmError({ message: 'request failed before a response: network error', code: FailureCode.TRANSPORT })
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    // not JSON: the caller falls back to the raw text
-    return undefined
-  }
-}
-
 /** The OpenAI-compatible HTTP adapter (module table). One instance serves every route of one provider name. */
 export class OpenAiCompatibleAdapter implements LlmAdapter {
   /** The resolved configuration. */
@@ -373,20 +312,15 @@ export class OpenAiCompatibleAdapter implements LlmAdapter {
   async resolveModel(provider: string, model: string, signal?: AbortSignal): Promise<LlmModelInfo> {
     const row = this.spec.models.get(model)
     if (row !== undefined || this.spec.modelMetadata === 'static') return infoOf(provider, model, row)
-    const init: RequestInit = { method: 'GET', headers: { ...this.spec.headers, accept: 'application/json' } }
-    if (signal !== undefined) init.signal = signal
-    let response: Response
-    try {
-      response = await this.spec.fetch(`${this.spec.baseURL}/models/${encodeURIComponent(model)}`, init)
-    } catch (err) {
-      throw this.transportError(err, signal, undefined, 'model metadata request failed')
-    }
-    if (response.type === 'error') throw networkErrorResponse()
-    const text = await this.readText(response, signal, undefined)
-    if (response.status === 404) return infoOf(provider, model, undefined)
-    if (!response.ok) throw new LlmError(classifyWireRejection(this.rejection(response, text, false)))
-    const body = record(parseJson(text))
-    if (body === undefined) throw malformed('model metadata is not a JSON object')
+    const body = await fetchModelMetadata(
+      {
+        fetch: this.spec.fetch, url: `${this.spec.baseURL}/models/${encodeURIComponent(model)}`,
+        headers: this.spec.headers, requestIdHeaders: REQUEST_ID_HEADERS,
+      },
+      signal,
+      (rejection) => new LlmError(classifyWireRejection(rejection)),
+    )
+    if (body === undefined) return infoOf(provider, model, undefined)
     const meta: StaticModelInfo = { id: model }
     if (typeof body['name'] === 'string') meta.name = body['name']
     const window = body['context_window']
@@ -405,108 +339,75 @@ export class OpenAiCompatibleAdapter implements LlmAdapter {
 
   /** Streams one call (module table). Failures are thrown as `LlmError` or delivered as an error finish. */
   async *stream(options: GenerateOptions): AsyncGenerator<StreamChunk> {
-    const timeoutSignal = this.spec.timeout?.()
-    const signals = [options.signal, timeoutSignal].filter((s): s is AbortSignal => s !== undefined)
-    const signal = signals.length <= 1 ? signals[0] : AbortSignal.any(signals)
+    const signals = callSignals(options.signal, this.spec.timeout)
     const headers: Record<string, string> = { ...this.spec.headers, 'content-type': 'application/json', 'accept': 'text/event-stream' }
     if (options.purpose !== undefined) headers[PURPOSE_HEADER] = options.purpose
     if (options.sessionId !== undefined) headers[SESSION_HEADER] = options.sessionId
     const init: RequestInit = { method: 'POST', headers, body: JSON.stringify(toWireRequest(options, this.spec.imageUrl)) }
-    if (signal !== undefined) init.signal = signal
+    if (signals.combined !== undefined) init.signal = signals.combined
     let response: Response
     try {
       response = await this.spec.fetch(`${this.spec.baseURL}/chat/completions`, init)
     } catch (err) {
-      throw this.transportError(err, options.signal, timeoutSignal, 'request failed before a response')
+      throw transportError(err, signals, 'request failed before a response')
     }
     if (response.type === 'error') throw networkErrorResponse()
     if (!response.ok) {
-      const text = await this.readText(response, options.signal, timeoutSignal)
-      throw new LlmError(classifyWireRejection(this.rejection(response, text, hasImages(options.messages))))
+      const text = await readText(response, signals)
+      throw new LlmError(classifyWireRejection(httpRejection(response, text, hasImages(options.messages), REQUEST_ID_HEADERS)))
     }
     const translator = new ChunkTranslator(this.spec.wire)
     const contentType = response.headers.get('content-type') ?? ''
     if (!contentType.includes('text/event-stream')) {
-      yield* this.jsonReply(response, translator, options, timeoutSignal)
+      yield* this.jsonReply(response, translator, options, signals)
       return
     }
-    yield* this.sseReply(response, translator, options, timeoutSignal)
+    yield* this.sseReply(response, translator, options, signals)
   }
 
   private async *sseReply(
     response: Response,
     translator: ChunkTranslator,
     options: GenerateOptions,
-    timeoutSignal: AbortSignal | undefined,
+    signals: CallSignals,
   ): AsyncGenerator<StreamChunk> {
-    const body = response.body
-    if (body === null) throw new LlmError({ message: 'the response has no body', code: FailureCode.TRANSPORT })
-    const reader = body.getReader()
-    const decoder = new TextDecoder()
-    const parser = new SseParser(this.spec.maxEventChars)
-    // A mocked fetch may not reject a pending body read on abort; cancelling the reader ends it either way.
-    const onAbort = (): void => {
-      reader.cancel().catch(() => undefined /* the body is already errored or closed: nothing to release */)
-    }
-    const signals = [options.signal, timeoutSignal].filter((s): s is AbortSignal => s !== undefined)
-    for (const s of signals) s.addEventListener('abort', onAbort, { once: true })
     let done = false
-    try {
-      this.throwIfAborted(options.signal, timeoutSignal)
-      while (!done) {
-        let read: Awaited<ReturnType<typeof reader.read>>
-        try {
-          read = await reader.read()
-        } catch (err) {
-          throw this.transportError(err, options.signal, timeoutSignal, 'the response stream failed')
-        }
-        this.throwIfAborted(options.signal, timeoutSignal)
-        let events
-        try {
-          events = parser.feed(read.done ? decoder.decode() : decoder.decode(read.value, { stream: true }))
-        } catch (err) {
-          if (err instanceof SseParseError) throw new LlmError({ message: err.message, code: FailureCode.UNKNOWN }, { cause: err })
-          throw err
-        }
-        const out: StreamChunk[] = []
-        for (const event of events) {
-          if (event.data === '[DONE]') {
-            done = true
-            break
-          }
-          const payload = record(parseJson(event.data))
-          if (payload === undefined) throw malformed(`an SSE event is not a JSON object: ${event.data.slice(0, 200)}`)
-          if (payload['error'] !== undefined && payload['error'] !== null) {
-            yield* out
-            yield { type: 'finish', reason: { kind: 'error', failure: this.inBand(payload, event.data, response, options) } }
-            return
-          }
-          translator.chunk(payload, out)
-        }
-        yield* out
-        if (read.done) break
-      }
+    for await (const events of sseBatches(response, this.spec.maxEventChars, signals)) {
       const out: StreamChunk[] = []
-      if (translator.end(out)) {
-        yield* out
-        return
+      for (const event of events) {
+        if (event.data === '[DONE]') {
+          done = true
+          break
+        }
+        const payload = record(parseJson(event.data))
+        if (payload === undefined) throw malformed(`an SSE event is not a JSON object: ${event.data.slice(0, 200)}`)
+        if (payload['error'] !== undefined && payload['error'] !== null) {
+          yield* out
+          yield { type: 'finish', reason: { kind: 'error', failure: this.inBand(payload, event.data, response, options) } }
+          return
+        }
+        translator.chunk(payload, out)
       }
-      if (done && !translator.sawChoice)
-        throw new LlmError({ message: 'the provider returned no choices', code: FailureCode.EMPTY_RESPONSE })
-      throw new LlmError({ message: 'the response stream ended without a finish', code: FailureCode.TRANSPORT })
-    } finally {
-      for (const s of signals) s.removeEventListener('abort', onAbort)
-      onAbort()
+      yield* out
+      if (done) break
     }
+    const out: StreamChunk[] = []
+    if (translator.end(out)) {
+      yield* out
+      return
+    }
+    if (done && !translator.sawChoice)
+      throw new LlmError({ message: 'the provider returned no choices', code: FailureCode.EMPTY_RESPONSE })
+    throw new LlmError({ message: 'the response stream ended without a finish', code: FailureCode.TRANSPORT })
   }
 
   private async *jsonReply(
     response: Response,
     translator: ChunkTranslator,
     options: GenerateOptions,
-    timeoutSignal: AbortSignal | undefined,
+    signals: CallSignals,
   ): AsyncGenerator<StreamChunk> {
-    const text = await this.readText(response, options.signal, timeoutSignal)
+    const text = await readText(response, signals)
     const payload = record(parseJson(text))
     if (payload === undefined) throw malformed(`a ${response.status} reply that is neither SSE nor a JSON object`)
     if (payload['error'] !== undefined && payload['error'] !== null) {
@@ -527,47 +428,8 @@ export class OpenAiCompatibleAdapter implements LlmAdapter {
 
   private inBand(payload: Json, text: string, response: Response, options: GenerateOptions): LlmFailure {
     const rejection: Parameters<typeof classifyWireRejection>[0] = { body: payload, text, requestHasImages: hasImages(options.messages) }
-    const requestId = response.headers.get('x-request-id')
-    if (requestId !== null) rejection.requestId = requestId
+    const requestId = requestIdOf(response.headers, REQUEST_ID_HEADERS)
+    if (requestId !== undefined) rejection.requestId = requestId
     return classifyWireRejection(rejection)
   }
-
-  private rejection(response: Response, text: string, requestHasImages: boolean): Parameters<typeof classifyWireRejection>[0] {
-    const out: Parameters<typeof classifyWireRejection>[0] = { status: response.status, body: parseJson(text), text, requestHasImages }
-    const requestId = response.headers.get('x-request-id')
-    if (requestId !== null) out.requestId = requestId
-    const retry = retryAfterMsOf(response.headers)
-    if (retry !== undefined) out.retryAfterMs = retry
-    return out
-  }
-
-  private async readText(response: Response, signal: AbortSignal | undefined, timeoutSignal: AbortSignal | undefined): Promise<string> {
-    try {
-      return await response.text()
-    } catch (err) {
-      throw this.transportError(err, signal, timeoutSignal, 'reading the response failed')
-    }
-  }
-
-  private throwIfAborted(signal: AbortSignal | undefined, timeoutSignal: AbortSignal | undefined): void {
-    if (signal?.aborted === true) throw new LlmError({ message: 'request aborted', code: FailureCode.ABORTED }, { cause: signal.reason })
-    if (timeoutSignal?.aborted === true)
-      throw new LlmError({ message: 'request timed out', code: FailureCode.TIMEOUT }, { cause: timeoutSignal.reason })
-  }
-
-  private transportError(err: unknown, signal: AbortSignal | undefined, timeoutSignal: AbortSignal | undefined, what: string): LlmError {
-    if (err instanceof LlmError) return err
-    if (signal?.aborted === true) return new LlmError({ message: 'request aborted', code: FailureCode.ABORTED }, { cause: err })
-    if (timeoutSignal?.aborted === true) return new LlmError({ message: 'request timed out', code: FailureCode.TIMEOUT }, { cause: err })
-    const detail = err instanceof Error ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}` : String(err)
-    return new LlmError({ message: `${what}: ${detail}`, code: FailureCode.TRANSPORT }, { cause: err })
-  }
-}
-
-function infoOf(provider: string, model: string, row: StaticModelInfo | undefined): LlmModelInfo {
-  const info: LlmModelInfo = { provider, id: model, name: row?.name ?? model }
-  if (row?.contextWindow !== undefined) info.context = { contextWindow: row.contextWindow }
-  if (row?.imageTokens !== undefined) info.imageTokens = row.imageTokens
-  if (row?.defaultMaxTokens !== undefined) info.defaultMaxTokens = row.defaultMaxTokens
-  return info
 }

@@ -91,11 +91,11 @@ export class LlmRuntime {
       this.hooks.onDispatch?.(options)
       for await (const chunk of adapter.stream(options)) {
         if (isAborted(signal)) throw signal?.reason ?? new Error('aborted')
+        // The reason is taken before the finish is handed out: a consumer that stops reading at the finish
+        // closes this generator at the yield, and `onFinish` must still see an in-band error as an error.
+        if (chunk.type === 'finish') reason = chunk.reason
         yield chunk
-        if (chunk.type === 'finish') {
-          reason = chunk.reason
-          return
-        }
+        if (chunk.type === 'finish') return
       }
     } catch (err) {
       const failure = failureOf(err, signal)

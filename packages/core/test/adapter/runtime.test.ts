@@ -37,6 +37,20 @@ describe('LlmRuntime', () => {
     expect(inBand).toEqual(thrown)
   })
 
+  it('reports an in-band failure to onFinish even when the consumer stops reading at the finish chunk', async () => {
+    const failure = { message: 'too long', code: FailureCode.CONTEXT_WINDOW_EXCEEDED }
+    const finished: string[] = []
+    const runtime = new LlmRuntime({ onFinish: (_options, reason) => { finished.push(reason.kind) } })
+    runtime.registerAdapter('mock', new ScriptedAdapter({
+      routes: [route],
+      conversation: [{ kind: 'fail', failure, delivery: 'in-band' }, { kind: 'reply', blocks: [{ type: 'text', text: 'hi' }] }],
+    }))
+    for (let i = 0; i < 2; i++) {
+      for await (const c of runtime.stream(base).chunks) if (c.type === 'finish') break
+    }
+    expect(finished).toEqual(['error', 'stop'])
+  })
+
   it('turns an abort into an aborted finish with code ABORTED', async () => {
     const runtime = new LlmRuntime()
     runtime.registerAdapter('mock', new ScriptedAdapter({ routes: [route], conversation: [{ kind: 'wait-for-abort' }] }))

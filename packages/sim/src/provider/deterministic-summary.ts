@@ -88,25 +88,26 @@ export function minimumSourceTokens(ratio = 0.5): number {
  */
 export const RC8_INSTRUCTION_OPENING = 'You are now acting as a compaction engine for this AI coding assistant.'
 
+/** True when `block` is the instruction text (the seed's `COMPACTION_INSTRUCTION`, or the rc.8 instruction). */
+function isInstructionText(block: ContentBlock | undefined): boolean {
+  if (block?.type !== 'text') return false
+  const text = String(block['text'])
+  return text === COMPACTION_INSTRUCTION || text.startsWith(RC8_INSTRUCTION_OPENING)
+}
+
 /**
  * The region of a compaction request (§8.2): without the system head at position 0 and without the final
- * instruction message (a user message whose only text is `COMPACTION_INSTRUCTION`, or the rc.8 instruction).
+ * instruction — a last user message whose only block is the instruction text, or, on a wire that merges
+ * consecutive user turns (anthropic: the instruction after a region that ends with a user message), the
+ * instruction as the last block of the last user message, which is then kept without it.
  */
 export function regionOf(messages: readonly DecodedMessage[]): DecodedMessage[] {
-  let start = 0
-  let end = messages.length
-  if (messages[0]?.role === 'system') start = 1
-  const last = messages[end - 1]
-  if (
-    end > start &&
-    last !== undefined &&
-    last.role === 'user' &&
-    last.content.length === 1 &&
-    last.content[0]?.type === 'text' &&
-    (last.content[0]['text'] === COMPACTION_INSTRUCTION || String(last.content[0]['text']).startsWith(RC8_INSTRUCTION_OPENING))
-  )
-    end--
-  return messages.slice(start, end)
+  const start = messages[0]?.role === 'system' ? 1 : 0
+  const region = messages.slice(start)
+  const last = region.at(-1)
+  if (last === undefined || last.role !== 'user' || !isInstructionText(last.content.at(-1))) return region
+  if (last.content.length === 1) return region.slice(0, -1)
+  return [...region.slice(0, -1), { ...last, content: last.content.slice(0, -1) }]
 }
 
 function firstLine(text: string): string {

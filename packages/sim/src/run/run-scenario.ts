@@ -140,6 +140,7 @@ class MockMount {
     }
     this.stop = interceptRoutes([
       { method: 'POST', base: MOCK_BASE_URL, path: '/chat/completions', handle },
+      { method: 'POST', base: MOCK_BASE_URL, path: '/messages', handle }, // the anthropic wire
       { method: 'GET', base: MOCK_BASE_URL, path: '/models/:id', handle },
       { method: 'GET', base: MOCK_BASE_URL, path: '/models', handle },
     ])

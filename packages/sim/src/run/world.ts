@@ -162,11 +162,12 @@ function requestParams(fault: ResolvedFault): Record<string, JsonValue> {
   return out
 }
 
-/** Why the subject cannot run `scenario` (the runner reports it `skipped`), or null when it can. */
-export function unsupportedReason(scenario: ResolvedScenario): string | null {
-  if (scenario.provider.wire === 'anthropic') {
-    return 'the reference subject speaks the openai and deepseek wires only; serve an anthropic scenario with `sim serve`'
-  }
+/**
+ * Why the provider world cannot serve `scenario` to any subject (the runner reports it `skipped`), or null
+ * when it can. Every wire is served today; what a subject itself cannot do (e.g. a subject that does not
+ * speak the anthropic wire: feature `anthropicWire`) is `missingFeatureReason`'s business.
+ */
+export function unsupportedReason(_scenario: ResolvedScenario): string | null {
   return null
 }
 

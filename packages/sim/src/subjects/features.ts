@@ -34,6 +34,7 @@ export function requiredFeatures(scenario: ResolvedScenario, transcript?: Transc
   const need = (feature: SubjectFeature, because: string): void => {
     if (!needs.has(feature)) needs.set(feature, because)
   }
+  if (scenario.provider.wire === 'anthropic') need('anthropicWire', 'provider.wire: anthropic')
   for (const fault of scenario.faults) {
     if (fault.target === 'crash') need('crash', `${fault.kind} is a crash fault (§13.4)`)
     const feature = FAULT_FEATURES[fault.kind]

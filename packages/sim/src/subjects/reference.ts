@@ -1,10 +1,11 @@
 /**
  * The reference core as a subject (design §2): `Agent` + `CompactionEngine` over an `EventLog` whose every
  * event is appended to a durable, fsync'ed `JsonlLogStore`, talking to the mock provider over HTTP through
- * `OpenAiCompatibleAdapter`. It feeds the transcript's user turns, answers tool calls with the transcript's
- * results (with their `error` and `meta`, logged in the transcript's order: `transcriptResultOrder`), enters
- * the transcript's steering messages when the next step opens (`transcriptSteering`), runs the scenario's
- * manual actions, and records turn outcomes, warnings and the §1.1 request capture.
+ * `OpenAiCompatibleAdapter` (wires `openai`, `deepseek`) or `AnthropicMessagesAdapter` (wire `anthropic`). It
+ * feeds the transcript's user turns, answers tool calls with the transcript's results (with their `error` and
+ * `meta`, logged in the transcript's order: `transcriptResultOrder`), enters the transcript's steering messages
+ * when the next step opens (`transcriptSteering`), runs the scenario's manual actions, and records turn
+ * outcomes, warnings and the §1.1 request capture.
  *
  * Contract (the crash harness calls it from a child process):
  *
@@ -29,14 +30,16 @@
  */
 import { rm } from 'node:fs/promises'
 import {
-  Agent, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError, OpenAiCompatibleAdapter, repairClosers,
-  restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft, type GenerateOptions, type LogEvent,
-  type MessageKind, CallId, type SessionEvent, type SteeringSource, type ToolExecutor, type ToolOutcome, type ToolResultOrder,
+  Agent, AnthropicMessagesAdapter, assertNever, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError,
+  OpenAiCompatibleAdapter, repairClosers, restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft,
+  type GenerateOptions, type LlmAdapter, type LogEvent, type MessageKind, CallId, type SessionEvent, type StaticModelInfo,
+  type SteeringSource, type ToolExecutor, type ToolOutcome, type ToolResultOrder,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
 import { worldStream } from '../world/prng.ts'
-import type { ResolvedManualAction } from '../scenario/resolve.ts'
+import { worldRoutes } from '../run/world.ts'
+import type { ResolvedManualAction, ResolvedScenario } from '../scenario/resolve.ts'
 import type { Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
 
 /** The API key the subject sends (redacted in captures). */
@@ -150,17 +153,7 @@ async function drive(
       options.onRequest?.(structuredClone(captured), log.length)
     },
   })
-  const wire = scenario.provider.wire
-  // The runner skips such scenarios first (`unsupportedReason` in run/world.ts); this guards direct calls.
-  if (wire === 'anthropic') throw new Error('the reference subject speaks the openai and deepseek wires only, not anthropic')
-  const adapter = new OpenAiCompatibleAdapter({
-    wire,
-    baseURL: options.baseUrl,
-    apiKey: SIM_API_KEY,
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-    ...(hooks.adapterTimeout === undefined ? {} : { timeout: hooks.adapterTimeout }),
-  })
-  runtime.registerAdapter(provider, adapter)
+  runtime.registerAdapter(provider, wireAdapter(scenario, options, hooks))
   for (const middleware of hooks.middleware ?? []) runtime.use(middleware)
   let instructions = 0
   const unroutable = hooks.unroutableSummarizer === true
@@ -220,6 +213,40 @@ function meterTokensOf(meter: TokenMeter): number | null {
   } catch (err) {
     if (err instanceof MeterReplayError) return null
     throw err
+  }
+}
+
+/**
+ * The HTTP adapter for the scenario's wire: `OpenAiCompatibleAdapter` for `openai` and `deepseek` (route
+ * metadata from the mock's `GET /models/<id>`), `AnthropicMessagesAdapter` for `anthropic`. The Anthropic
+ * wire has no capacity endpoint a real client could rely on, so that adapter reads a static table: the
+ * scenario's routes as the run manifest lists them (`worldRoutes`: window, image price; none for FAULT-40),
+ * which is what the mock serves — the analogue of the model table a real Anthropic client ships. Its
+ * `max_tokens` default is the adapter's (`ANTHROPIC_DEFAULT_MAX_TOKENS`), reported as each route's
+ * `defaultMaxTokens`, so the agent logs it in the effective config (§1.4.10).
+ */
+function wireAdapter(scenario: ResolvedScenario, options: SubjectSessionOptions, hooks: NonNullable<SubjectSessionOptions['hooks']>): LlmAdapter {
+  const common = {
+    baseURL: options.baseUrl,
+    apiKey: SIM_API_KEY,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    ...(hooks.adapterTimeout === undefined ? {} : { timeout: hooks.adapterTimeout }),
+  }
+  const wire = scenario.provider.wire
+  switch (wire) {
+    case 'openai':
+    case 'deepseek':
+      return new OpenAiCompatibleAdapter({ ...common, wire })
+    case 'anthropic': {
+      const models: StaticModelInfo[] = worldRoutes(scenario).map((r) => ({
+        id: r.model,
+        ...(r.contextWindow === undefined ? {} : { contextWindow: r.contextWindow }),
+        ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
+      }))
+      return new AnthropicMessagesAdapter({ ...common, models })
+    }
+    default:
+      return assertNever(wire, 'provider wire')
   }
 }
 

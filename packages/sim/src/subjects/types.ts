@@ -122,11 +122,12 @@ export interface SubjectSessionResult {
  * - `appendFaults` — routes its engine's bracket appends through `hooks.rejectAppend` (FAULT-60…63, and FAULT-11's live lock).
  * - `steering` — enters a transcript step's `steer` message as a `user/message` when the next step of the turn opens.
  * - `resultOrder` — logs a step's tool results in the transcript's order when it differs from the call order.
+ * - `anthropicWire` — speaks the Anthropic messages wire (`POST <baseUrl>/messages`) when `provider.wire` is `anthropic`.
  */
 export const SUBJECT_FEATURES = [
   'manualCompaction', 'explicitRegion', 'imageOffload', 'summaryError', 'seriesHeaders',
   'abort', 'timeouts', 'routeSwitch', 'middleware', 'unroutableSummarizer', 'crash', 'directApi', 'appendFaults',
-  'steering', 'resultOrder',
+  'steering', 'resultOrder', 'anthropicWire',
 ] as const
 
 /** One feature of `SUBJECT_FEATURES`. */

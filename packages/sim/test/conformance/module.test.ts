@@ -87,6 +87,7 @@ describe('subject features', () => {
   it('derives what a scenario needs from its faults, manual actions and expectations', async () => {
     const needs = async (file: string): Promise<string[]> => requiredFeatures(await resolved(file)).map((n) => n.feature)
     expect(await needs('scenarios/smoke/no-pressure.yaml')).toEqual([])
+    expect(await needs('scenarios/smoke/anthropic-wire.yaml')).toEqual(['anthropicWire'])
     expect(await needs('scenarios/policy/compact-now-idle.yaml')).toEqual(['manualCompaction'])
     expect(await needs('scenarios/policy/compact-region-explicit.yaml')).toEqual(['explicitRegion'])
     expect(await needs('scenarios/faults/fault-12-image-offload-required.yaml')).toEqual(['imageOffload'])

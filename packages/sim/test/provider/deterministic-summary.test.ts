@@ -74,6 +74,17 @@ describe('deterministicSummary', () => {
     expect(regionOf(request(region).messages)).toEqual(region)
   })
 
+  it('strips the instruction merged into the last user turn (the anthropic wire), and summarizes as if it were separate', () => {
+    const merged = request(region).messages
+    const tail = merged.splice(-2, 2)
+    merged.push({ role: 'user', content: tail.flatMap((m) => m.content) })
+    expect(merged.at(-1)?.content).toEqual([t('Also keep the DB port at 5433, never 5432.'), t(COMPACTION_INSTRUCTION)])
+    expect(regionOf(merged)).toEqual(region)
+    expect(deterministicSummary({ messages: merged })).toBe(deterministicSummary(request(region)))
+    const notLast = [...request(region).messages.slice(0, -1), { role: 'user' as const, content: [t(COMPACTION_INSTRUCTION), t('after')] }]
+    expect(regionOf(notLast)).toEqual(notLast.slice(1))
+  })
+
   it('fills sections from the region deterministically', () => {
     const text = deterministicSummary(request(region))
     expect(text).toBe(deterministicSummary(request(region)))
