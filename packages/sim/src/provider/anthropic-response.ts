@@ -128,7 +128,10 @@ export function anthropicEmptyEvents(ctx: ChunkContext): AnthropicEvent[] {
   return [
     {
       event: 'message_start',
-      data: { type: 'message_start', message: messageShell(ctx, [], null, startUsage(ctx, anthropicUsage({ ...ctx.usage, outputTokens: 0 }))) },
+      data: {
+        type: 'message_start',
+        message: messageShell(ctx, [], null, startUsage(ctx, anthropicUsage({ ...ctx.usage, outputTokens: 0 }))),
+      },
     },
     { event: 'message_stop', data: { type: 'message_stop' } },
   ]

@@ -112,7 +112,9 @@ export function imageOffloadVerdict(images: readonly ImageOccurrence[], limits: 
   const total = images.reduce((sum, im) => sum + im.bytes, 0)
   const largest = images.reduce((max, im) => Math.max(max, im.bytes), 0)
   const { imagesPerRequestMax: countMax, imageBytesMax: bytesMax, requestImageBytesMax: totalMax } = limits
-  if (countMax !== null && images.length > countMax) broken.push(`the request carries ${images.length} images (limit ${countMax} per request)`)
+  if (countMax !== null && images.length > countMax) {
+    broken.push(`the request carries ${images.length} images (limit ${countMax} per request)`)
+  }
   if (bytesMax !== null && largest > bytesMax) broken.push(`an image has ${largest} bytes (limit ${bytesMax} per image)`)
   if (totalMax !== null && total > totalMax) broken.push(`the request carries ${total} image bytes (limit ${totalMax} per request)`)
   if (broken.length === 0) return null
@@ -170,7 +172,9 @@ export function enforcementOf(route: MockRoute, request: ParsedRequest, promptTo
   }
   if (rules.images) {
     const verdict = imageOffloadVerdict(imageOccurrences(request.messages), route.imageLimits)
-    if (verdict !== null) return reject('images', imageOffloadRejection(verdict.offloadImages, 400, verdict.reason), 'IMAGE_OFFLOAD_REQUIRED')
+    if (verdict !== null) {
+      return reject('images', imageOffloadRejection(verdict.offloadImages, 400, verdict.reason), 'IMAGE_OFFLOAD_REQUIRED')
+    }
   }
   const window = route.contextWindow
   if (rules.window !== null && window !== null) {

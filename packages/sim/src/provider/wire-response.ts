@@ -162,7 +162,9 @@ export function completionBody(wire: MockWire, reply: PlannedReply, ctx: ChunkCo
  * exceeds the window, else "input length and `max_tokens` exceed context limit: P + C > M, decrease input
  * length or `max_tokens` and try again" (a message §1.2.2 does not list, so it classifies as `UNKNOWN`).
  */
-export function overflowRejection(wire: MockWire, contextWindow: number, promptTokens: number, completionTokens?: number): WireRejectionPlan {
+export function overflowRejection(
+  wire: MockWire, contextWindow: number, promptTokens: number, completionTokens?: number,
+): WireRejectionPlan {
   if (wire === 'anthropic') {
     // Anthropic: `invalid_request_error` whose message alone names the overflow.
     const message = completionTokens === undefined || promptTokens > contextWindow
@@ -173,7 +175,8 @@ export function overflowRejection(wire: MockWire, contextWindow: number, promptT
   }
   const head = `This model's maximum context length is ${contextWindow} tokens.`
   const requested = (completion: number): string =>
-    `${head} However, you requested ${promptTokens + completion} tokens (${promptTokens} in the messages, ${completion} in the completion). ` +
+    `${head} However, you requested ${promptTokens + completion} tokens ` +
+    `(${promptTokens} in the messages, ${completion} in the completion). ` +
     'Please reduce the length of the messages or completion.'
   if (wire === 'deepseek') {
     return {

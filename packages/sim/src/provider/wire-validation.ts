@@ -91,7 +91,9 @@ function chatPairing(wire: 'openai' | 'deepseek', messages: readonly JsonValue[]
     const prefix = "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'."
     return wire === 'deepseek'
       ? openAiError(`${prefix} (insufficient tool messages following tool_calls message)`, null, 'invalid_request_error')
-      : openAiError(`${prefix} The following tool_call_ids did not have response messages: ${left.join(', ')}`, `messages.[${at}].role`, null)
+      : openAiError(
+        `${prefix} The following tool_call_ids did not have response messages: ${left.join(', ')}`, `messages.[${at}].role`, null,
+      )
   }
   const orphan = (at: number): WireRejectionPlan =>
     wire === 'deepseek'
@@ -183,7 +185,8 @@ function anthropicPairing(messages: readonly JsonValue[]): WireRejectionPlan | n
   if (roles.length > 0 && roles[0] !== 'user') return anthropicError('messages: first message must use the "user" role')
   for (let i = 1; i < roles.length; i++) {
     if (roles[i] === roles[i - 1]) {
-      return anthropicError(`messages: roles must alternate between "user" and "assistant", but found multiple "${roles[i]}" roles in a row`)
+      const role = String(roles[i])
+      return anthropicError(`messages: roles must alternate between "user" and "assistant", but found multiple "${role}" roles in a row`)
     }
   }
   let issued: string[] = []
