@@ -4,8 +4,8 @@
  * real loopback socket; each rule must surface as the SDK's `BadRequestError` (HTTP 400) carrying the wire's
  * own message, type and code. No msw or nock in this file.
  */
-import Anthropic from '@anthropic-ai/sdk'
-import OpenAI from 'openai'
+import Anthropic, { BadRequestError as AnthropicBadRequest } from '@anthropic-ai/sdk'
+import OpenAI, { BadRequestError as OpenAiBadRequest } from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ENFORCE_ALL, NO_IMAGE_LIMITS } from '../../src/provider/enforce.ts'
 import type { MockRoute } from '../../src/provider/route.ts'
@@ -47,19 +47,19 @@ async function thrown(promise: Promise<unknown>): Promise<unknown> {
 }
 
 /** The OpenAI SDK's typed error for a rejected call: `BadRequestError`, status 400. */
-async function openAiError(client: OpenAI, body: OpenAI.ChatCompletionCreateParamsNonStreaming): Promise<OpenAI.BadRequestError> {
+async function openAiError(client: OpenAI, body: OpenAI.ChatCompletionCreateParamsNonStreaming): Promise<OpenAiBadRequest> {
   const err = await thrown(client.chat.completions.create(body))
-  expect(err).toBeInstanceOf(OpenAI.BadRequestError)
-  const e = err as OpenAI.BadRequestError
+  expect(err).toBeInstanceOf(OpenAiBadRequest)
+  const e = err as OpenAiBadRequest
   expect(e.status).toBe(400)
   return e
 }
 
 /** The Anthropic SDK's typed error for a rejected call: `BadRequestError`, status 400. */
-async function anthropicError(body: Anthropic.MessageCreateParamsNonStreaming): Promise<Anthropic.BadRequestError> {
+async function anthropicError(body: Anthropic.MessageCreateParamsNonStreaming): Promise<AnthropicBadRequest> {
   const err = await thrown(anthropic.messages.create(body))
-  expect(err).toBeInstanceOf(Anthropic.BadRequestError)
-  const e = err as Anthropic.BadRequestError
+  expect(err).toBeInstanceOf(AnthropicBadRequest)
+  const e = err as AnthropicBadRequest
   expect(e.status).toBe(400)
   return e
 }
