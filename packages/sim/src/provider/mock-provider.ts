@@ -9,8 +9,9 @@
  * Anything else → 404. A malformed chat body → 400 `invalid_request_error` (recorded in `refused`).
  *
  * Every valid chat request is captured (headers redacted) before it is answered; its outcome comes from
- * the `ReplyPlan`, or — with `enforceContextWindow` — from the model's window when the prompt estimate
- * exceeds it. Deterministic: ids are `<idPrefix>-<index>`, `created` comes from the injected clock, and
+ * the `ReplyPlan`, or — with `routes` — from the route's enforcement (`enforce.ts`) when a rule rejects it
+ * (the plan is then not consumed), or — with `enforceContextWindow` — from the model's window when the
+ * prompt estimate exceeds it. A route's usage mode shapes the usage the writers send. Deterministic: ids are `<idPrefix>-<index>`, `created` comes from the injected clock, and
  * nothing depends on the wall clock or on timing. Fault delivery follows `PlannedOutcome`; a planned
  * network error is `Response.error()`, which every mount turns into a failure before headers.
  */

@@ -189,7 +189,9 @@ export async function serve(options: ServeOptions = {}): Promise<Serving> {
   const served: Served = options.scenario === undefined
     ? {
       plan: new DefaultPlan(), models: [{ id: SERVE_DEFAULT_MODEL, contextWindow: SERVE_DEFAULT_CONTEXT_WINDOW }],
-      model: options.routes?.[0]?.model ?? SERVE_DEFAULT_MODEL, wire: options.wire ?? options.routes?.[0]?.wire ?? 'openai', seed: options.seed ?? 0,
+      model: options.routes?.[0]?.model ?? SERVE_DEFAULT_MODEL,
+      wire: options.wire ?? options.routes?.[0]?.wire ?? 'openai',
+      seed: options.seed ?? 0,
       servedFaults: [], ignoredFaults: [],
     }
     : await scenarioPlan(options.scenario, options)

@@ -11,7 +11,7 @@ import { ENFORCE_ALL, NO_IMAGE_LIMITS } from '../../src/provider/enforce.ts'
 import type { MockRoute } from '../../src/provider/route.ts'
 import { BUILTIN_SUMMARIZER } from '../../src/provider/summarizers.ts'
 import type { MockWire } from '../../src/provider/types.ts'
-import { serve, type Serving } from '../../src/serve/serve.ts'
+import { serve, ServeConfigError, type Serving } from '../../src/serve/serve.ts'
 
 function routes(wire: MockWire): MockRoute[] {
   const base: MockRoute = {
@@ -66,6 +66,13 @@ async function anthropicError(body: Anthropic.MessageCreateParamsNonStreaming): 
 
 const LONG = 'word '.repeat(2000)
 const attachment = (id: string): string => `attachment://${id}?media_type=image%2Fpng&bytes=10&width=1&height=1`
+
+describe('serve({ routes })', () => {
+  it('refuses an empty route list and routes given with a scenario', async () => {
+    await expect(serve({ routes: [] })).rejects.toThrow(ServeConfigError)
+    await expect(serve({ routes: routes('openai'), scenario: 'scenarios/smoke/no-pressure.yaml' })).rejects.toThrow(/no scenario with it/)
+  })
+})
 
 describe('the openai client against served routes', () => {
   const user = (content: string): OpenAI.ChatCompletionMessageParam => ({ role: 'user', content })
