@@ -84,6 +84,52 @@ describe('classifyWireRejection', () => {
   })
 })
 
+describe('classifyWireRejection on the provider-world enforcement bodies (issue #15)', () => {
+  const openai = (message: string, param: string | null, code: string | null): unknown => ({ error: { message, type: 'invalid_request_error', param, code } })
+  const anthropic = (message: string): unknown => ({ type: 'error', error: { type: 'invalid_request_error', message } })
+  const code = (body: unknown): string => classifyWireRejection(r(400, body)).code
+
+  it('reads every wording of the window rule that §1.2.2 lists as CONTEXT_WINDOW_EXCEEDED', () => {
+    expect(code(openai(
+      "This model's maximum context length is 1000 tokens. However, you requested 1001 tokens (600 in the messages, 401 in the completion). " +
+        'Please reduce the length of the messages or completion.',
+      'messages', 'context_length_exceeded',
+    ))).toBe('CONTEXT_WINDOW_EXCEEDED')
+    expect(code(openai(
+      "This model's maximum context length is 1000 tokens. However, you requested 1100 tokens (600 in the messages, 500 in the completion). " +
+        'Please reduce the length of the messages or completion.',
+      null, 'invalid_request_error',
+    ))).toBe('CONTEXT_WINDOW_EXCEEDED')
+    expect(code(anthropic('prompt is too long: 1500 tokens > 1000 maximum'))).toBe('CONTEXT_WINDOW_EXCEEDED')
+  })
+
+  it("leaves Anthropic's prompt + max_tokens overflow UNKNOWN: §1.2.2 lists only messages starting \"prompt is too long\"", () => {
+    expect(code(anthropic(
+      'input length and `max_tokens` exceed context limit: 800 + 300 > 1000, decrease input length or `max_tokens` and try again',
+    ))).toBe('UNKNOWN')
+  })
+
+  it('leaves the max-output and strict-validation 400s UNKNOWN (no row of §1.2.2)', () => {
+    const bodies = [
+      openai('max_tokens is too large: 8192. This model supports at most 4096 completion tokens, whereas you provided 8192.', 'max_tokens', 'invalid_value'),
+      openai('Invalid max_tokens value, the valid range of max_tokens is [1, 4096]', null, 'invalid_request_error'),
+      anthropic('max_tokens: 21333 > 4096, which is the maximum allowed number of output tokens for claude-x'),
+      openai(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+          'The following tool_call_ids did not have response messages: call_1',
+        'messages.[3].role', null,
+      ),
+      openai("Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.", 'messages.[1].role', null),
+      openai("Messages with role 'tool' must be a response to a preceding message with 'tool_calls'", null, 'invalid_request_error'),
+      openai('Missing `reasoning_content` field in the assistant message at message index 4.', null, 'invalid_request_error'),
+      anthropic('messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_1.'),
+      anthropic('messages: roles must alternate between "user" and "assistant", but found multiple "user" roles in a row'),
+      anthropic('messages.1: The final block in an assistant message cannot be `thinking`.'),
+    ]
+    expect(bodies.map(code)).toEqual(bodies.map(() => 'UNKNOWN'))
+  })
+})
+
 describe('retryAfterMsOf', () => {
   it('prefers retry-after-ms, reads retry-after seconds, ignores HTTP dates', () => {
     expect(retryAfterMsOf(new Headers({ 'retry-after-ms': '250', 'retry-after': '9' }))).toBe(250)

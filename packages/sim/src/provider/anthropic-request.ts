@@ -3,14 +3,15 @@
  * decodes it into protocol blocks, so plans, captures and the prompt estimate see the same `ParsedRequest`
  * as for the OpenAI-compatible wires. Mapping: `system` (a string or text blocks) → one system message
  * first; `text` → text, `image` (`source.url` / base64 `source.data`) → image (an `attachment://` URL
- * rebuilds the reference), `thinking` → reasoning, `tool_use` → tool-call (`input` re-serialised as the
- * arguments string), and every `tool_result` → its own user message with one tool-result block (the shape
- * the OpenAI decoding gives `role:'tool'`), in order. `max_tokens` is required, as the real API requires it.
- * Streaming responses always carry usage (`message_start` / `message_delta`), so `includeUsage` is true.
+ * rebuilds the reference; base64 data gives its decoded byte size, another URL 0 bytes), `thinking` →
+ * reasoning, `tool_use` → tool-call (`input` re-serialised as the arguments string), and every `tool_result`
+ * → its own user message with one tool-result block (the shape the OpenAI decoding gives `role:'tool'`), in
+ * order. `max_tokens` is required, as the real API requires it. Streaming responses carry usage
+ * (`message_start` / `message_delta`) unless the route's usage mode says otherwise, so `includeUsage` is true.
  */
 import { CallId, type ContentBlock, type ImageAttachmentRef, type JsonObject, type JsonValue, type ToolSchema } from '@compaction-sim/core'
 import type { DecodedMessage } from './types.ts'
-import { obj, optNumber, parseJsonBody, PURPOSE_HEADER, purposeOf, str, WireRequestError, type Obj } from './wire-json.ts'
+import { base64Bytes, obj, optNumber, parseJsonBody, PURPOSE_HEADER, purposeOf, str, WireRequestError, type Obj } from './wire-json.ts'
 import { parseAttachmentUrl, SESSION_HEADER, type ParsedBody } from './wire-request.ts'
 
 
@@ -27,7 +28,7 @@ function imageOf(block: Obj, path: string): ImageAttachmentRef {
   if (kind === 'base64') {
     const data = str(source['data'], `${path}.source.data`)
     const mediaType = str(source['media_type'], `${path}.source.media_type`)
-    return { attachmentId: `base64:${data.slice(0, 32)}`, mediaType, bytes: 0, width: 0, height: 0 }
+    return { attachmentId: `base64:${data.slice(0, 32)}`, mediaType, bytes: base64Bytes(data), width: 0, height: 0 }
   }
   throw new WireRequestError(`${path}.source.type`, `unsupported image source "${kind}"`)
 }

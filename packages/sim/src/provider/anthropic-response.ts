@@ -9,8 +9,12 @@
  * an `x_block` block carrying it (project extension) —, then `message_delta` (`stop_reason`, the full usage)
  * and `message_stop`. Usage: `input_tokens` = uncached input, `cache_read_input_tokens` = cache read,
  * `cache_creation_input_tokens` = cache write (the real API's split; no field is folded into another).
+ * Usage modes (`ChunkContext.usageMode`, issue #15): `reported` as above; `late` — `message_start` carries
+ * all-zero usage and only `message_delta` the real figures; `omitted` — no `usage` object in any event nor
+ * in the JSON body. A non-streaming body under `late` keeps its usage (it is the final and only event).
  */
-import type { ContentBlock, JsonValue, TokenUsage } from '@compaction-sim/core'
+import { assertNever, type ContentBlock, type JsonValue, type TokenUsage } from '@compaction-sim/core'
+import type { UsageMode } from './enforce.ts'
 import type { PlannedFinish, PlannedReply, WireRejectionPlan } from './types.ts'
 import { finishOf, splitText, type ChunkContext } from './wire-response.ts'
 
@@ -34,8 +38,8 @@ export function anthropicUsage(usage: TokenUsage): Obj {
   }
 }
 
-function messageShell(ctx: ChunkContext, content: JsonValue[], stopReason: string | null, usage: Obj): Obj {
-  return {
+function messageShell(ctx: ChunkContext, content: JsonValue[], stopReason: string | null, usage: Obj | undefined): Obj {
+  const out: Obj = {
     id: ctx.id,
     type: 'message',
     role: 'assistant',
@@ -43,7 +47,23 @@ function messageShell(ctx: ChunkContext, content: JsonValue[], stopReason: strin
     content,
     stop_reason: stopReason,
     stop_sequence: null,
-    usage,
+  }
+  if (usage !== undefined) out['usage'] = usage
+  return out
+}
+
+/** The usage `message_start` carries per usage mode: the input side, all zeros (`late`), or none (`omitted`). */
+function startUsage(ctx: ChunkContext, full: Obj): Obj | undefined {
+  const mode: UsageMode = ctx.usageMode ?? 'reported'
+  switch (mode) {
+    case 'reported':
+      return { ...full, output_tokens: 0 }
+    case 'late':
+      return anthropicUsage({ inputTokens: 0, outputTokens: 0 })
+    case 'omitted':
+      return undefined
+    default:
+      return assertNever(mode, 'usage mode')
   }
 }
 
@@ -61,7 +81,7 @@ function toolInput(args: string): JsonValue {
 export function anthropicReplyEvents(reply: PlannedReply, ctx: ChunkContext): { events: AnthropicEvent[]; finishIndex: number } {
   const full = anthropicUsage(ctx.usage)
   const events: AnthropicEvent[] = [
-    { event: 'message_start', data: { type: 'message_start', message: messageShell(ctx, [], null, { ...full, output_tokens: 0 }) } },
+    { event: 'message_start', data: { type: 'message_start', message: messageShell(ctx, [], null, startUsage(ctx, full)) } },
     { event: 'ping', data: { type: 'ping' } },
   ]
   const delta = (index: number, d: Obj): AnthropicEvent => ({
@@ -96,10 +116,9 @@ export function anthropicReplyEvents(reply: PlannedReply, ctx: ChunkContext): { 
     events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } })
   })
   const finishIndex = events.length
-  events.push({
-    event: 'message_delta',
-    data: { type: 'message_delta', delta: { stop_reason: STOP_REASON[finishOf(reply)], stop_sequence: null }, usage: full },
-  })
+  const finish: Obj = { type: 'message_delta', delta: { stop_reason: STOP_REASON[finishOf(reply)], stop_sequence: null } }
+  if (ctx.usageMode !== 'omitted') finish['usage'] = full
+  events.push({ event: 'message_delta', data: finish })
   events.push({ event: 'message_stop', data: { type: 'message_stop' } })
   return { events, finishIndex }
 }
@@ -109,7 +128,10 @@ export function anthropicEmptyEvents(ctx: ChunkContext): AnthropicEvent[] {
   return [
     {
       event: 'message_start',
-      data: { type: 'message_start', message: messageShell(ctx, [], null, anthropicUsage({ ...ctx.usage, outputTokens: 0 })) },
+      data: {
+        type: 'message_start',
+        message: messageShell(ctx, [], null, startUsage(ctx, anthropicUsage({ ...ctx.usage, outputTokens: 0 }))),
+      },
     },
     { event: 'message_stop', data: { type: 'message_stop' } },
   ]
@@ -129,7 +151,7 @@ export function anthropicMessageBody(reply: PlannedReply, ctx: ChunkContext): Ob
         return { type: 'x_block', block: block as unknown as JsonValue }
     }
   })
-  return messageShell(ctx, content, STOP_REASON[finishOf(reply)], anthropicUsage(ctx.usage))
+  return messageShell(ctx, content, STOP_REASON[finishOf(reply)], ctx.usageMode === 'omitted' ? undefined : anthropicUsage(ctx.usage))
 }
 
 /** Anthropic's error `type` for an HTTP status (its documented table; other 5xx → `api_error`). */

@@ -9,8 +9,9 @@
  * Anything else → 404. A malformed chat body → 400 `invalid_request_error` (recorded in `refused`).
  *
  * Every valid chat request is captured (headers redacted) before it is answered; its outcome comes from
- * the `ReplyPlan`, or — with `enforceContextWindow` — from the model's window when the prompt estimate
- * exceeds it. Deterministic: ids are `<idPrefix>-<index>`, `created` comes from the injected clock, and
+ * the `ReplyPlan`, or — with `routes` — from the route's enforcement (`enforce.ts`) when a rule rejects it
+ * (the plan is then not consumed), or — with `enforceContextWindow` — from the model's window when the
+ * prompt estimate exceeds it. A route's usage mode shapes the usage the writers send. Deterministic: ids are `<idPrefix>-<index>`, `created` comes from the injected clock, and
  * nothing depends on the wall clock or on timing. Fault delivery follows `PlannedOutcome`; a planned
  * network error is `Response.error()`, which every mount turns into a failure before headers.
  */
@@ -38,7 +39,7 @@ import { parseChatRequest, redactedHeaders, WireRequestError } from './wire-requ
 import { enforcedOutcome } from './enforce.ts'
 import type { MockRoute } from './route.ts'
 import { createTokenizer, type ProviderTokenizer } from './tokenizers.ts'
-import { completionBody, overflowRejection, replyEvents, type ChunkContext } from './wire-response.ts'
+import { completionBody, hasUsageChunk, overflowRejection, replyEvents, type ChunkContext } from './wire-response.ts'
 
 /** Options of `MockProvider` as given; `resolveMockProviderOptions` fills the defaults. */
 export interface MockProviderOptions {
@@ -166,8 +167,8 @@ function anthropicFrame(e: AnthropicEvent): Uint8Array {
 }
 
 /** Index of the finish chunk in `replyEvents` output: the last event before the optional usage chunk and `[DONE]`. */
-function finishEventIndex(events: readonly string[], includeUsage: boolean): number {
-  return events.length - (includeUsage ? 3 : 2)
+function finishEventIndex(events: readonly string[], usageChunk: boolean): number {
+  return events.length - (usageChunk ? 3 : 2)
 }
 
 /**
@@ -320,7 +321,7 @@ export class MockProvider {
       )
     }
     const { body: raw, ...fields } = body
-    const parsed: ParsedRequest = { ...fields, index: this.captured.length, modelInfo, route }
+    const parsed: ParsedRequest = { ...fields, index: this.captured.length, modelInfo, route, wireBody: raw }
     const imageTokens = modelInfo?.imageTokens
     const estimate = this.cache.estimate(parsed.model, parsed.messages, parsed.tools, imageTokens, time)
     const providerPromptTokens = route === undefined
@@ -365,6 +366,7 @@ export class MockProvider {
       includeUsage: parsed.includeUsage,
       usage: reply.usage ?? estimatedUsage(estimate, reply.blocks),
       deltaChars: reply.deltaChars ?? this.spec.deltaChars,
+      ...(route === undefined ? {} : { usageMode: route.usage }),
     })
     return this.render(outcome, parsed, request, ctx)
   }
@@ -470,7 +472,7 @@ export class MockProvider {
             request.signal.addEventListener('abort', () => resolve(Response.error()), { once: true })
           })
         }
-        const frames = this.partialFrames(outcome.reply ?? { blocks: [] }, outcome.afterChunks, parsed, ctx)
+        const frames = this.partialFrames(outcome.reply ?? { blocks: [] }, outcome.afterChunks, ctx)
         return new Response(frameStream(frames, 'hang'), { status: 200, headers: this.headers(parsed, true) })
       }
       default:
@@ -543,14 +545,10 @@ export class MockProvider {
     }
   }
 
-  private partialFrames(
-    reply: PlannedReply,
-    afterChunks: number,
-    parsed: ParsedRequest,
-    ctx: (reply: PlannedReply) => ChunkContext,
-  ): Uint8Array[] {
-    const events = replyEvents(this.spec.wire, reply, ctx(reply))
-    return events.slice(0, Math.min(afterChunks, finishEventIndex(events, parsed.includeUsage))).map(sseFrame)
+  private partialFrames(reply: PlannedReply, afterChunks: number, ctx: (reply: PlannedReply) => ChunkContext): Uint8Array[] {
+    const c = ctx(reply)
+    const events = replyEvents(this.spec.wire, reply, c)
+    return events.slice(0, Math.min(afterChunks, finishEventIndex(events, hasUsageChunk(c)))).map(sseFrame)
   }
 
   private interrupted(
@@ -566,7 +564,7 @@ export class MockProvider {
       const frames = [encoder.encode(text.slice(0, Math.floor(text.length / 2)))]
       return new Response(frameStream(frames, cut.kind), { status: 200, headers: this.headers(parsed, false) })
     }
-    const frames = this.partialFrames(reply, afterChunks, parsed, ctx)
+    const frames = this.partialFrames(reply, afterChunks, ctx)
     switch (cut.kind) {
       case 'error':
       case 'close':

@@ -54,6 +54,13 @@ export interface ParsedRequest {
   stop?: string[]
   reasoningEffort?: string
   sessionId?: string
+  /** Which body field carried `maxTokens` (`max_completion_tokens` or `max_tokens`), for the provider's own error text. */
+  maxTokensField?: 'max_tokens' | 'max_completion_tokens'
+  /**
+   * The request body as received (parsed JSON, validated by the wire's parser), for rules that need the wire's
+   * own message indexes and fields (strict wire validation, `enforce.ts`). Set by `MockProvider`.
+   */
+  wireBody?: JsonValue
 }
 
 /** Wire finish of a planned reply. Default: `tool-calls` when the reply has a tool call, else `stop`. */

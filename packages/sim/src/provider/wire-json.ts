@@ -59,3 +59,29 @@ export function purposeOf(value: string | null): RequestPurpose {
   if (value === 'compaction' || value === 'session-title') return value
   throw new WireRequestError(`header ${PURPOSE_HEADER}`, `unknown purpose "${value}"`)
 }
+
+/**
+ * The decoded size in bytes of base64 `data` (standard or URL-safe alphabet, padding optional, whitespace
+ * ignored), without decoding it: how the mock recovers an inline image's byte size for the image limits.
+ */
+export function base64Bytes(data: string): number {
+  const compact = data.replace(/\s+/g, '').replace(/=+$/, '')
+  return Math.floor((compact.length * 3) / 4)
+}
+
+/**
+ * The byte size of the payload of a `data:` URL (base64 or percent-encoded), or undefined for any other URL.
+ * A percent-encoded payload that does not decode counts its raw length.
+ */
+export function dataUrlBytes(url: string): number | undefined {
+  const m = /^data:([^,]*),/.exec(url)
+  if (m === null) return undefined
+  const payload = url.slice(m[0].length)
+  if (/;base64$/i.test(m[1] ?? '')) return base64Bytes(payload)
+  try {
+    return new TextEncoder().encode(decodeURIComponent(payload)).length
+  } catch {
+    // a malformed percent escape: the raw payload length is the best estimate of its size
+    return payload.length
+  }
+}

@@ -2,13 +2,14 @@
  * The HTTP boundary of the mock provider: validates a chat-completions request body and decodes its
  * messages back into protocol blocks. Decoding inverts the core adapter's documented mapping
  * (`openai-wire.ts` in core): strings and text parts → text blocks, `image_url` parts → image blocks
- * (`attachment://` URLs rebuild the full reference; other URLs get a reference naming the URL),
+ * (`attachment://` URLs rebuild the full reference; other URLs get a reference naming the URL, with the byte
+ * size of a `data:` URL's payload and 0 bytes for a remote URL),
  * `reasoning_content` → one reasoning block first, `tool_calls` → tool-call blocks last, `role:'tool'` →
  * a user message with one tool-result block. Requests from any OpenAI-compatible client are accepted.
  */
 import { CallId, type ContentBlock, type ImageAttachmentRef, type JsonObject, type JsonValue, type ToolSchema } from '@compaction-sim/core'
 import type { DecodedMessage, MockWire, ParsedRequest } from './types.ts'
-import { obj, optNumber, parseJsonBody, PURPOSE_HEADER, purposeOf, str, WireRequestError } from './wire-json.ts'
+import { dataUrlBytes, obj, optNumber, parseJsonBody, PURPOSE_HEADER, purposeOf, str, WireRequestError } from './wire-json.ts'
 
 export { PURPOSE_HEADER, WireRequestError } from './wire-json.ts'
 
@@ -55,7 +56,7 @@ function imageRef(url: string): ImageAttachmentRef {
   return {
     attachmentId: url.length > 200 ? `${url.slice(0, 200)}…` : url,
     mediaType: data?.[1] ?? 'application/octet-stream',
-    bytes: 0,
+    bytes: dataUrlBytes(url) ?? 0,
     width: 0,
     height: 0,
   }
@@ -172,8 +173,12 @@ export function parseChatRequest(wire: MockWire, text: string, headers: Headers)
   }
   const tools = decodeTools(body['tools'])
   if (tools !== undefined) out.tools = tools
-  const maxTokens = optNumber(body['max_completion_tokens'], '$.max_completion_tokens') ?? optNumber(body['max_tokens'], '$.max_tokens')
-  if (maxTokens !== undefined) out.maxTokens = maxTokens
+  const completionCap = optNumber(body['max_completion_tokens'], '$.max_completion_tokens')
+  const maxTokens = completionCap ?? optNumber(body['max_tokens'], '$.max_tokens')
+  if (maxTokens !== undefined) {
+    out.maxTokens = maxTokens
+    out.maxTokensField = completionCap === undefined ? 'max_tokens' : 'max_completion_tokens'
+  }
   const temperature = optNumber(body['temperature'], '$.temperature')
   if (temperature !== undefined) out.temperature = temperature
   const stop = body['stop']

@@ -9,8 +9,15 @@
  * then `delta {}` with `finish_reason`; then, with `stream_options.include_usage`, `choices: []` + `usage`
  * (every other chunk then carries `usage: null`, as OpenAI does); then `[DONE]`. Pieces are at most
  * `deltaChars` UTF-16 units and never split a surrogate pair.
+ *
+ * Usage modes of a route (issue #15, `ChunkContext.usageMode`): `reported` is the table above; `omitted`
+ * sends no usage object at all (no usage chunk, no `usage` key, none in the JSON body) even when the client
+ * asked with `include_usage`; `late` sends it only on the final chunk — the finish chunk carries `usage`, no
+ * other chunk has the key and there is no separate usage chunk — whether or not the client asked (the JSON
+ * body, a single final object, keeps its `usage`).
  */
-import type { ContentBlock, JsonValue, TokenUsage } from '@compaction-sim/core'
+import { assertNever, type ContentBlock, type JsonValue, type TokenUsage } from '@compaction-sim/core'
+import type { UsageMode } from './enforce.ts'
 import type { MockWire, PlannedFinish, PlannedReply, WireRejectionPlan } from './types.ts'
 
 type Obj = { [key: string]: JsonValue }
@@ -26,6 +33,13 @@ export interface ChunkContext {
   usage: TokenUsage
   /** Largest delta piece, in UTF-16 units. */
   deltaChars: number
+  /** How the route reports usage (module doc); absent = `reported`. */
+  usageMode?: UsageMode
+}
+
+/** True when the stream ends with a separate `choices: []` usage chunk (mode `reported` with `include_usage`). */
+export function hasUsageChunk(ctx: ChunkContext): boolean {
+  return ctx.includeUsage && (ctx.usageMode ?? 'reported') === 'reported'
 }
 
 /** Splits `text` into pieces of at most `size` units without splitting a surrogate pair; `[]` for ''. */
@@ -66,12 +80,12 @@ export function usageToWire(wire: MockWire, usage: TokenUsage): Obj {
 
 function chunk(ctx: ChunkContext, choices: JsonValue[], usage?: Obj): Obj {
   const out: Obj = { id: ctx.id, object: 'chat.completion.chunk', created: ctx.created, model: ctx.model, choices }
-  if (ctx.includeUsage) out['usage'] = usage ?? null
+  if (usage !== undefined || hasUsageChunk(ctx)) out['usage'] = usage ?? null
   return out
 }
 
-function deltaChunk(ctx: ChunkContext, delta: Obj, finish: string | null = null): Obj {
-  return chunk(ctx, [{ index: 0, delta, logprobs: null, finish_reason: finish }])
+function deltaChunk(ctx: ChunkContext, delta: Obj, finish: string | null = null, usage?: Obj): Obj {
+  return chunk(ctx, [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage)
 }
 
 /** The SSE data payloads of a whole reply, `[DONE]` last (module table). */
@@ -102,8 +116,9 @@ export function replyEvents(wire: MockWire, reply: PlannedReply, ctx: ChunkConte
         break
     }
   }
-  out.push(deltaChunk(ctx, {}, WIRE_FINISH[finishOf(reply)]))
-  if (ctx.includeUsage) out.push(chunk(ctx, [], usageToWire(wire, ctx.usage)))
+  const late = ctx.usageMode === 'late' ? usageToWire(wire, ctx.usage) : undefined
+  out.push(deltaChunk(ctx, {}, WIRE_FINISH[finishOf(reply)], late))
+  if (hasUsageChunk(ctx)) out.push(chunk(ctx, [], usageToWire(wire, ctx.usage)))
   return [...out.map((o) => JSON.stringify(o)), '[DONE]']
 }
 
@@ -125,40 +140,49 @@ export function completionBody(wire: MockWire, reply: PlannedReply, ctx: ChunkCo
   const message: Obj = { role: 'assistant', content: texts.length === 0 ? null : texts.join('') }
   if (reasoning.length > 0) message['reasoning_content'] = reasoning.join('')
   if (calls.length > 0) message['tool_calls'] = calls
-  return {
+  const body: Obj = {
     id: ctx.id,
     object: 'chat.completion',
     created: ctx.created,
     model: ctx.model,
     choices: [{ index: 0, message, logprobs: null, finish_reason: WIRE_FINISH[finishOf(reply)] }],
-    usage: usageToWire(wire, ctx.usage),
   }
+  if (ctx.usageMode !== 'omitted') body['usage'] = usageToWire(wire, ctx.usage)
+  return body
 }
 
 /**
- * The provider's context-length rejection (§1.2.2), HTTP 400. OpenAI: `code: context_length_exceeded`;
- * DeepSeek: only the message says "maximum context length" (its `code` is the generic `invalid_request_error`);
- * Anthropic: `invalid_request_error` "prompt is too long: N tokens > M maximum".
+ * The provider's context-length rejection (§1.2.2), HTTP 400, as each wire words it. `completionTokens`
+ * absent: the prompt alone was counted — OpenAI `code: context_length_exceeded` "… your messages resulted in
+ * N tokens …"; DeepSeek "… you requested N tokens (N in the messages, 0 in the completion) …" with the
+ * generic `code: invalid_request_error` (only the message says "maximum context length"); Anthropic
+ * `invalid_request_error` "prompt is too long: N tokens > M maximum". `completionTokens` given (the
+ * `prompt-plus-max-tokens` rule counted `max_tokens` too): OpenAI and DeepSeek "… you requested P+C tokens
+ * (P in the messages, C in the completion) …"; Anthropic keeps "prompt is too long" when the prompt alone
+ * exceeds the window, else "input length and `max_tokens` exceed context limit: P + C > M, decrease input
+ * length or `max_tokens` and try again" (a message §1.2.2 does not list, so it classifies as `UNKNOWN`).
  */
-export function overflowRejection(wire: MockWire, contextWindow: number, promptTokens: number): WireRejectionPlan {
+export function overflowRejection(
+  wire: MockWire, contextWindow: number, promptTokens: number, completionTokens?: number,
+): WireRejectionPlan {
   if (wire === 'anthropic') {
     // Anthropic: `invalid_request_error` whose message alone names the overflow.
-    const message = `prompt is too long: ${promptTokens} tokens > ${contextWindow} maximum`
+    const message = completionTokens === undefined || promptTokens > contextWindow
+      ? `prompt is too long: ${promptTokens} tokens > ${contextWindow} maximum`
+      : `input length and \`max_tokens\` exceed context limit: ${promptTokens} + ${completionTokens} > ${contextWindow}, ` +
+        'decrease input length or `max_tokens` and try again'
     return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message } } }
   }
   const head = `This model's maximum context length is ${contextWindow} tokens.`
+  const requested = (completion: number): string =>
+    `${head} However, you requested ${promptTokens + completion} tokens ` +
+    `(${promptTokens} in the messages, ${completion} in the completion). ` +
+    'Please reduce the length of the messages or completion.'
   if (wire === 'deepseek') {
     return {
       status: 400,
       body: {
-        error: {
-          message:
-            `${head} However, you requested ${promptTokens} tokens (${promptTokens} in the messages, 0 in the completion). ` +
-            'Please reduce the length of the messages or completion.',
-          type: 'invalid_request_error',
-          param: null,
-          code: 'invalid_request_error',
-        },
+        error: { message: requested(completionTokens ?? 0), type: 'invalid_request_error', param: null, code: 'invalid_request_error' },
       },
     }
   }
@@ -166,7 +190,9 @@ export function overflowRejection(wire: MockWire, contextWindow: number, promptT
     status: 400,
     body: {
       error: {
-        message: `${head} However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`,
+        message: completionTokens === undefined
+          ? `${head} However, your messages resulted in ${promptTokens} tokens. Please reduce the length of the messages.`
+          : requested(completionTokens),
         type: 'invalid_request_error',
         param: 'messages',
         code: 'context_length_exceeded',
@@ -176,13 +202,45 @@ export function overflowRejection(wire: MockWire, contextWindow: number, promptT
 }
 
 /**
+ * The provider's rejection of a `max_tokens` above the model's output cap, HTTP 400, as each wire words it:
+ * OpenAI `param: <field>`, `code: invalid_value`, "<field> is too large: N. This model supports at most M
+ * completion tokens, whereas you provided N." (`field` = the body field that carried it); DeepSeek "Invalid
+ * max_tokens value, the valid range of max_tokens is [1, M]" (`code: invalid_request_error`); Anthropic
+ * `invalid_request_error` "max_tokens: N > M, which is the maximum allowed number of output tokens for <model>".
+ * None of them is a row of §1.2.2: a conforming adapter reports `UNKNOWN`.
+ */
+export function maxOutputRejection(
+  wire: MockWire, model: string, maxTokens: number, maxOutputTokens: number, field: 'max_tokens' | 'max_completion_tokens' = 'max_tokens',
+): WireRejectionPlan {
+  switch (wire) {
+    case 'anthropic': {
+      const message = `max_tokens: ${maxTokens} > ${maxOutputTokens}, which is the maximum allowed number of output tokens for ${model}`
+      return { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message } } }
+    }
+    case 'deepseek': {
+      const message = `Invalid max_tokens value, the valid range of max_tokens is [1, ${maxOutputTokens}]`
+      return { status: 400, body: { error: { message, type: 'invalid_request_error', param: null, code: 'invalid_request_error' } } }
+    }
+    case 'openai': {
+      const message = `${field} is too large: ${maxTokens}. This model supports at most ${maxOutputTokens} completion tokens, ` +
+        `whereas you provided ${maxTokens}.`
+      return { status: 400, body: { error: { message, type: 'invalid_request_error', param: field, code: 'invalid_value' } } }
+    }
+    default:
+      return assertNever(wire, 'wire')
+  }
+}
+
+/**
  * The project mock's image-budget rejection (§1.2.2): HTTP 400 (or `status`, e.g. 413) with
  * `{"error":{"type":"image_offload_required","code":"IMAGE_OFFLOAD_REQUIRED","message":…,"offloadImages":k}}`.
  * `offloadImages` is written verbatim (absent when undefined) so that invalid counts can be injected (FAULT-15).
+ * `reason` replaces the message's opening clause (e.g. which image limit the request broke).
  */
-export function imageOffloadRejection(offloadImages: JsonValue | undefined, status = 400): WireRejectionPlan {
+export function imageOffloadRejection(offloadImages: JsonValue | undefined, status = 400, reason?: string): WireRejectionPlan {
+  const head = reason ?? 'The request carries more images than this route accepts'
   const error: Obj = {
-    message: `The request carries more images than this route accepts; remove ${JSON.stringify(offloadImages ?? null)} image(s) and retry.`,
+    message: `${head}; remove ${JSON.stringify(offloadImages ?? null)} image(s) and retry.`,
     type: 'image_offload_required',
     code: 'IMAGE_OFFLOAD_REQUIRED',
   }

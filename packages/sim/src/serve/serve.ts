@@ -19,8 +19,8 @@ import type { Transcript } from '@compaction-sim/fixtures'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
 import { FaultInjectingPlan } from '../provider/faults.ts'
 import { MockProvider } from '../provider/mock-provider.ts'
-import { serveHttp } from '../provider/serve-http.ts'
 import type { MockRoute } from '../provider/route.ts'
+import { serveHttp } from '../provider/serve-http.ts'
 import { TranscriptReplyPlan } from '../provider/transcript-plan.ts'
 import type { CapturedWireRequest, MockModel, MockWire, PlannedOutcome, ReplyPlan } from '../provider/types.ts'
 import { countingFaultedSummaries, SummaryService } from '../run/summaries.ts'
@@ -61,6 +61,12 @@ export interface ServeOptions {
   seed?: number
   /** Called once per request answered (after the response head is decided), in order. */
   onRequest?: (line: ServeRequestLine) => void
+  /**
+   * Provider-world routes to serve without a scenario (programmatic only; issue #15): each route's model is
+   * listed and enforced (`enforce.ts`); any other model is refused 404. The first route's model is announced.
+   * Not with `scenario`.
+   */
+  routes?: readonly MockRoute[]
 }
 
 /** One handled request as `sim serve` prints it (no header, no body: nothing secret). */
@@ -181,9 +187,16 @@ export async function serve(options: ServeOptions = {}): Promise<Serving> {
   if (options.seed !== undefined && (!Number.isSafeInteger(options.seed) || options.seed < 0 || options.seed > 0xffffffff)) {
     throw new ServeConfigError(`seed must be an unsigned 32-bit integer, got ${options.seed}`)
   }
+  if (options.routes !== undefined && (options.scenario !== undefined || options.routes.length === 0)) {
+    throw new ServeConfigError('routes: give a non-empty route list, and no scenario with it')
+  }
   const served: Served = options.scenario === undefined
     ? {
-      plan: new DefaultPlan(), routes: null, models: [{ id: SERVE_DEFAULT_MODEL, contextWindow: SERVE_DEFAULT_CONTEXT_WINDOW }], model: SERVE_DEFAULT_MODEL, wire: options.wire ?? 'openai', seed: options.seed ?? 0,
+      plan: new DefaultPlan(), routes: options.routes === undefined ? null : [...options.routes],
+      models: [{ id: SERVE_DEFAULT_MODEL, contextWindow: SERVE_DEFAULT_CONTEXT_WINDOW }],
+      model: options.routes?.[0]?.model ?? SERVE_DEFAULT_MODEL,
+      wire: options.wire ?? options.routes?.[0]?.wire ?? 'openai',
+      seed: options.seed ?? 0,
       servedFaults: [], ignoredFaults: [],
     }
     : await scenarioPlan(options.scenario, options)
@@ -194,7 +207,7 @@ export async function serve(options: ServeOptions = {}): Promise<Serving> {
     clock: { now: () => CLOCK_ORIGIN_MS + SERVE_REQUEST_STEP_MS * handled },
     ...(served.routes === null ? { models: served.models } : { routes: served.routes }),
     // Without a scenario the announced model is listed, and any other model name is still served.
-    acceptUnknownModels: options.scenario === undefined,
+    acceptUnknownModels: options.scenario === undefined && options.routes === undefined,
   })
   const onRequest = options.onRequest
   let received = 0
