@@ -159,13 +159,20 @@ export interface FaultWhen {
   occurrence?: number
   afterEvent?: CrashPoint
   afterSeq?: number
+  turn?: number
+  step?: number
+  route?: string
+  promptTokensAtLeast?: number
+  maxTokensAbove?: number
+  hasImages?: boolean
+  atVirtualMs?: number
 }
 
 /** `#/definitions/FailureCode`: a canonical failure code of §1.2.1 (the core's `FailureCode`). */
 export type ScenarioFailureCode = FailureCode
 
 /** `#/definitions/FaultParams/properties/delivery`: when the failure reaches the client. */
-export type FaultDelivery = 'before-headers' | 'after-headers' | 'after-chunks'
+export type FaultDelivery = 'before-headers' | 'after-headers' | 'after-chunks' | 'after-timeout'
 
 /** `#/definitions/FaultParams`. */
 export interface FaultParams {
@@ -178,6 +185,10 @@ export interface FaultParams {
   retryAfterMs?: number
   count?: number
   contextWindow?: number
+  /** A raw response body, answered verbatim (a string byte for byte, JSON otherwise). */
+  body?: string | Record<string, unknown> | unknown[]
+  headers?: Record<string, string>
+  codes?: ScenarioFailureCode[]
 }
 
 /** `#/definitions/Fault`: one injected fault. */
@@ -186,6 +197,7 @@ export interface FaultConfig {
   kind: FaultKind
   when?: FaultWhen
   params?: FaultParams
+  optional?: boolean
 }
 
 /** `#/definitions/CompactNowAction`. */
