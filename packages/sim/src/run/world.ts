@@ -18,7 +18,6 @@ import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
 import type { ResolvedFault, ResolvedScenario } from '../scenario/resolve.ts'
 import type { FaultKind } from '../scenario/types.ts'
 import type { SessionView, SubjectHooks, TurnControl } from '../subjects/types.ts'
-import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
 import { plural } from '../plural.ts'
 
 /** The model id a FAULT-44 route switch moves to (`<model>-switched`). */
@@ -314,7 +313,7 @@ export function createWorld(options: WorldOptions): World {
   let session: SessionView | null = null
   const changed = options.onCountersChange ?? ((): void => {})
   const faulted = new FaultInjectingPlan(base, specs, {
-    context: () => ({ ...base.position(), virtualMs: session === null ? null : session.now() - CLOCK_ORIGIN_MS }),
+    context: () => ({ ...base.position(), virtualMs: session === null ? null : session.now() - session.originMs }),
     ...(options.prior === undefined ? {} : { prior: options.prior.plan }),
   })
   const counts: Omit<WorldCounters, 'plan'> = options.prior === undefined

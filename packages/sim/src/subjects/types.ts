@@ -18,8 +18,10 @@ export interface TurnControl {
 
 /** Read-only views of a running session that fault targeting needs (`SubjectHooks.observeSession`). */
 export interface SessionView {
-  /** The session's virtual clock, without advancing it (what a capture's `time` reads at dispatch). */
+  /** The session's virtual clock, without advancing it (what a capture's `time` reads at dispatch), in epoch ms. */
   now(): number
+  /** Where that clock starts (epoch ms): fault targeting's `atVirtualMs` counts from here. */
+  readonly originMs: number
   /** The session log's length now (what a capture's `logRevisionAtDispatch` reads at dispatch). */
   logLength(): number
 }
