@@ -20,7 +20,8 @@ export {
 } from './checker/types.ts'
 export {
   SUBJECT_FEATURES,
-  type Subject, type SubjectFeature, type SubjectHooks, type SubjectSessionOptions, type SubjectSessionResult, type SubjectTurnOutcome, type TurnControl,
+  type SessionView, type Subject, type SubjectFeature, type SubjectHooks, type SubjectSessionOptions, type SubjectSessionResult, type SubjectTurnOutcome,
+  type TurnControl,
 } from './subjects/types.ts'
 export { loadModuleSubject, SubjectModuleError, MODULE_SUBJECT_PREFIX } from './subjects/module.ts'
 export { requiredFeatures, missingFeatureReason, type FeatureNeed } from './subjects/features.ts'
@@ -79,7 +80,10 @@ export {
   mountIntercept, interceptRoutes, providerRoutes, type InterceptMount, type InterceptRoute,
 } from './provider/mount-intercept.ts'
 export { serveHttp, type ServeHttpOptions, type HttpServing } from './provider/serve-http.ts'
-export { FaultInjectingPlan, FaultParamsError, parseFaultParams, type InjectedFault } from './provider/faults.ts'
+export {
+  FaultInjectingPlan, FaultParamsError, parseFaultParams, parseFaultSchedule,
+  type FaultCounters, type FaultPlanOptions, type FaultTargeting, type InjectedFault, type RequestContext, type TargetedFaultSpec,
+} from './provider/faults.ts'
 export { TranscriptReplyPlan, ReplyPlanExhaustedError, type TranscriptPlanOptions } from './provider/transcript-plan.ts'
 export { deterministicSummary } from './provider/deterministic-summary.ts'
 export type {

@@ -28,6 +28,7 @@ import {
   type CapturedRequest, type ContentBlock, type GenerateOptions, type LlmFailure, type Message, type MessageId, type StreamChunk,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
+import { VIRTUAL_EPOCH_MS } from '@compaction-sim/fixtures/record-dsh/determinism'
 import { idleAfterRun } from '@compaction-sim/fixtures/record-dsh/idle'
 import { scaledWatchdogMs, WatchdogError, type ResolvedScenario, type SubjectHooks } from '@compaction-sim/sim'
 
@@ -240,6 +241,8 @@ export async function runDshEngine(input: DshEngineInput): Promise<DshEngineOutp
     })
     const agent = ctx.agentLoop.create(sessionId, { provider: scenario.provider.name, model: scenario.provider.model })
     const turnWatchdogMs = scaledWatchdogMs(DSH_TURN_WATCHDOG_MS)
+    // Fault targeting times `atVirtualMs` by the engine's virtual clock (`Date.now` under the bridge).
+    hooks.observeSession?.({ now: () => input.now(), originMs: VIRTUAL_EPOCH_MS, logLength: () => events.length })
     for (const [index, turn] of transcript.turns.entries()) {
       hooks.beginTurn?.(index + 1, { setModel: () => { throw new DshSessionError('route switches are not wired for the dsh subject') } })
       input.advance(DSH_USER_THINK_MS)

@@ -16,9 +16,9 @@
  *
  * CONTRACT (issue #15 wave 1): the specs and `enforcedOutcome` are shared by the routes and enforcement work.
  */
-import type { ContentBlock, ImageAttachmentRef } from '@compaction-sim/core'
+import { assertNever, type ContentBlock, type ImageAttachmentRef } from '@compaction-sim/core'
 import type { MockRoute } from './route.ts'
-import type { DecodedMessage, ParsedRequest, PlannedOutcome, WireRejectionPlan } from './types.ts'
+import type { DecodedMessage, ParsedRequest, PlannedOutcome, RejectionKind, WireRejectionPlan } from './types.ts'
 import { imageOffloadRejection, maxOutputRejection, overflowRejection } from './wire-response.ts'
 import { strictValidationRejection } from './wire-validation.ts'
 
@@ -142,7 +142,18 @@ export function imageOffloadVerdict(images: readonly ImageOccurrence[], limits: 
 }
 
 function reject(rule: EnforcedRule, rejection: WireRejectionPlan, expectedCode: string): Enforcement {
-  return { rule, outcome: { kind: 'reject', rejection, expectedCode } }
+  return { rule, outcome: { kind: 'reject', rejection, expectedCode, rejectionKind: rejectionKindOf(rule) } }
+}
+
+/** The capture's `rejectionKind` of an enforced rule (what `expect.rejections` counts). */
+function rejectionKindOf(rule: EnforcedRule): RejectionKind {
+  switch (rule) {
+    case 'window': return 'window'
+    case 'pairing': return 'pairing'
+    case 'images': return 'images'
+    case 'maxOutput': return 'max-output'
+    default: return assertNever(rule, 'enforced rule')
+  }
 }
 
 /**

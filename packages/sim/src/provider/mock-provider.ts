@@ -330,9 +330,11 @@ export class MockProvider {
       : this.tokenizer(route).promptTokens(
         parsed.messages, parsed.tools, route.imageTokens ?? undefined, estimate.handle.segmented.digests.slice(1),
       )
+    parsed.providerPromptTokens = providerPromptTokens
     const enforced = route === undefined ? null : enforcedOutcome(route, parsed, providerPromptTokens)
     let outcome: PlannedOutcome
     if (enforced !== null) {
+      this.spec.plan.observe?.(parsed)
       outcome = enforced
     } else if (this.spec.enforceContextWindow && modelInfo !== undefined && estimate.promptTokens > modelInfo.contextWindow) {
       outcome = {
@@ -433,6 +435,18 @@ export class MockProvider {
     ctx: (reply: PlannedReply) => ChunkContext,
   ): Promise<Response> {
     const wire = this.spec.wire
+    if (outcome.kind === 'reject' && outcome.rejection.raw !== undefined) {
+      return new Response(outcome.rejection.raw, { status: outcome.rejection.status, headers: outcome.rejection.headers ?? {} })
+    }
+    if (outcome.kind === 'hang' && outcome.late !== undefined && (outcome.afterChunks === undefined || !parsed.stream)) {
+      // After the caller's timeout: the late answer is rendered once the request is aborted, for nobody to read.
+      const late: PlannedOutcome = outcome.late
+      return new Promise<Response>((resolve) => {
+        const answer = (): void => { resolve(this.render(late, parsed, request, ctx)) }
+        if (request.signal.aborted) answer()
+        else request.signal.addEventListener('abort', answer, { once: true })
+      })
+    }
     if (wire === 'anthropic') return this.renderAnthropic(outcome, parsed, request, ctx)
     switch (outcome.kind) {
       case 'reply': {

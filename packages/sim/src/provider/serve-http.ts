@@ -61,7 +61,8 @@ async function serve(
   const init: RequestInit = { method: req.method ?? 'GET', headers, signal: controller.signal }
   if (init.method !== 'GET' && init.method !== 'HEAD') init.body = body
   const response = await provider.handle(new Request(`${origin}${req.url ?? '/'}`, init))
-  if (response.type === 'error') {
+  // A network error, or an answer that comes after the client went away (fault delivery `after-timeout`): nothing is written.
+  if (response.type === 'error' || controller.signal.aborted) {
     req.socket.destroy()
     return
   }

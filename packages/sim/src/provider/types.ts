@@ -61,6 +61,8 @@ export interface ParsedRequest {
    * own message indexes and fields (strict wire validation, `enforce.ts`). Set by `MockProvider`.
    */
   wireBody?: JsonValue
+  /** The prompt as the provider counts it (`CapturedWireRequest.providerPromptTokens`), set before the plan is asked. */
+  providerPromptTokens?: number
 }
 
 /** Wire finish of a planned reply. Default: `tool-calls` when the reply has a tool call, else `stop`. */
@@ -82,7 +84,12 @@ export interface WireRejectionPlan {
   status: number
   body: { [key: string]: JsonValue }
   headers?: Record<string, string>
+  /** A raw body sent verbatim instead of `body`, on every wire (fault targeting's `params.body`); `headers` carry its content type. */
+  raw?: string
 }
+
+/** What a `hang` answers once the caller has given up (fault delivery `after-timeout`): a late reply or rejection nobody reads. */
+export type LateAnswer = { kind: 'reply'; reply: PlannedReply } | { kind: 'reject'; rejection: WireRejectionPlan }
 
 /** How a started (status 200) stream is cut short. */
 export type StreamCut =
@@ -103,7 +110,7 @@ export type PlannedOutcome = (
   | { kind: 'reject'; rejection: WireRejectionPlan }
   | { kind: 'reset' }
   | { kind: 'interrupt'; reply: PlannedReply; afterChunks: number; cut: StreamCut }
-  | { kind: 'hang'; reply?: PlannedReply; afterChunks?: number }
+  | { kind: 'hang'; reply?: PlannedReply; afterChunks?: number; late?: LateAnswer }
   | { kind: 'empty' }
 ) & {
   /** The canonical code (§1.2.2) a conforming adapter reports for this outcome; copied into the capture. */
@@ -126,6 +133,11 @@ export interface ReplyPlan {
   next(request: ParsedRequest): PlannedOutcome
   /** The reply `next` would serve for `request`, without consuming it (used for partial streams of faults). */
   peek?(request: ParsedRequest): PlannedReply | undefined
+  /**
+   * Told of a request the provider answered without asking the plan (its own enforcement): nothing is consumed, but
+   * fault targeting counts it, so `occurrence` and `requestIndex` count every request the provider received.
+   */
+  observe?(request: ParsedRequest): void
 }
 
 /** One captured chat request (headers redacted). The runner adds `logRevisionAtDispatch` (§1.1). */

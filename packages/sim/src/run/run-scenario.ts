@@ -12,7 +12,7 @@
  * `watchdog` or `internal`), never a FAIL judged from the half-written log.
  */
 import { createHash } from 'node:crypto'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { interceptRoutes } from '../provider/mount-intercept.ts'
@@ -29,7 +29,7 @@ import {
 import { ScenarioError } from '../scenario/errors.ts'
 import { loadScenario } from '../scenario/load.ts'
 import type { Scenario } from '../scenario/types.ts'
-import { faultSpecOf, resolveScenario, type ResolvedScenario } from '../scenario/resolve.ts'
+import { faultSpecOf, resolveScenario, type ResolvedFault, type ResolvedScenario } from '../scenario/resolve.ts'
 import { referenceSubject } from '../subjects/reference.ts'
 import { missingFeatureReason } from '../subjects/features.ts'
 import { MODULE_CRASH_CHILD, SubjectModuleError, subjectModulePath } from '../subjects/module.ts'
@@ -39,7 +39,10 @@ import { countsOf, evaluateExpectations, outcomesOf } from './expectations.ts'
 import { scenarioTranscript } from './transcript.ts'
 import { timelineOf } from './timeline.ts'
 import { driftOf, joinProviderCounts, withProviderLine, withReplayedMeter, type ProviderCountJoin } from './drift.ts'
-import { createWorld, unsupportedReason, worldRoutes } from './world.ts'
+import { createWorld, faultLabel, unsupportedReason, worldRoutes, type WorldCounters } from './world.ts'
+import { readChildCounters } from '../world/crash-counters.ts'
+import { isCheckpointEvent } from '../world/crash.ts'
+import { plural } from '../plural.ts'
 import { DshSubjectMissingError, loadDshSubject } from '../subjects/dsh-loader.ts'
 import { differentialOf } from './differential.ts'
 import { runCacheOf, scenarioCacheOf } from '../metrics/cache.ts'
@@ -162,9 +165,12 @@ interface CrashHarness {
     seed: number
     logPath: string
     crashPoint: { afterEvent: string; occurrence: number }
+    resume?: boolean
     childEntry?: string
     childArgs?: string[]
     capturePath?: string
+    countersPath?: string
+    priorCounters?: unknown
   }): Promise<{
     killed: boolean
     durableAcked: Array<{ seq: number; type: string }>
@@ -351,7 +357,8 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   const lacking = missingFeatureReason(scenario, subject)
   if (lacking !== null) return skip(lacking)
   const subjectModule = subject === referenceSubject ? null : subjectModulePath(subject)
-  const crash = scenario.faults.find((f) => f.target === 'crash')
+  const crashFaults = scenario.faults.filter((f) => f.target === 'crash')
+  const crash = crashFaults[0]
   const harness = crash === undefined ? null : await crashHarness()
   if (crash !== undefined && harness === null) return skip('crash harness not built (packages/sim/src/world/crash.ts)')
   if (crash !== undefined && subject !== referenceSubject && subjectModule === null) {
@@ -362,9 +369,6 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   if (lackingForTranscript !== null) return skip(lackingForTranscript)
   const artifacts = { log: `${slug}.jsonl`, manifest: `${slug}.manifest.json`, requests: `${slug}.requests.jsonl` }
   const logPath = join(options.outDir, artifacts.log)
-  // The provider's clock only stamps its own wire captures and `created` fields, which no artifact holds.
-  const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
-  mount.current = world.provider
   const sessions: SubjectSessionResult[] = []
   // Issue #15 drift: each session's requests get the provider's count from the mock's capture (run/drift.ts).
   const joins: ProviderCountJoin[] = []
@@ -375,17 +379,34 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   }
   const crashes: Array<{ afterSeq: number }> = []
   let acked: Array<{ seq: number; type: string }> = []
-  // The crashed child's requests come first: it dispatched them before the resumed session existed (§13.4).
+  // The crashed children's requests come first: they dispatched them before the resumed session existed (§13.4).
   const childRequests: CapturedRequest[] = []
-  try {
-    const session = { scenario, transcript, logPath, baseUrl: MOCK_BASE_URL, seed, hooks: world.hooks }
-    if (crash !== undefined && harness !== null) {
-      const point = crash.when.afterEvent ?? 'turn/end'
+  // Where each crashed child's requests end in the capture (its provider's cache died with it).
+  const restarts: Array<{ index: number; logLength: number }> = []
+  // Crash faults whose crash point was never reached, with why (fault targeting: they fail the scenario).
+  const unreached: Array<{ fault: ResolvedFault; message: string }> = []
+  const crashFired = new Map<string, number>()
+  let prior: WorldCounters | undefined
+  let resume = false
+  if (harness !== null) {
+    // Crash faults run in declaration order, each in its own child; the next one resumes the log the last one left.
+    for (const fault of crashFaults) {
+      const point = fault.when.afterEvent ?? 'turn/end'
+      // A crash point's occurrence counts over the whole log: matching events already durable come first.
+      const already = resume ? await matchingDurableEvents(logPath, point) : 0
+      const occurrence = fault.when.occurrence - already
+      if (occurrence < 1) {
+        unreached.push({ fault, message: `${faultLabel(fault)} never reached its crash point: the log had ${plural(already, `${point} event`)} before this crash could run (its occurrence counts the whole log)` })
+        continue
+      }
       const capturePath = `${logPath}.child-requests.jsonl`
+      const countersPath = `${logPath}.child-counters.jsonl`
       await rm(capturePath, { force: true })
+      await rm(countersPath, { force: true })
       const result = await harness.runCrashingSession({
-        scenarioFile: resolvePath(scenario.file), seed, logPath, crashPoint: { afterEvent: point, occurrence: crash.when.occurrence },
-        ...(subjectModule === null ? {} : { childEntry: MODULE_CRASH_CHILD, childArgs: [subjectModule] }), capturePath,
+        scenarioFile: resolvePath(scenario.file), seed, logPath, crashPoint: { afterEvent: point, occurrence }, resume,
+        ...(subjectModule === null ? {} : { childEntry: MODULE_CRASH_CHILD, childArgs: [subjectModule] }), capturePath, countersPath,
+        ...(prior === undefined ? {} : { priorCounters: prior }),
       })
       // Issue #18: a watchdog or a child that died on its own leaves a log no verdict may be drawn from.
       if (result.watchdog !== null) throw new WatchdogError(result.watchdog.awaited, result.watchdog.waitedMs)
@@ -393,16 +414,38 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
         const tail = result.stderr.trim().split('\n').slice(-5).join('\n')
         throw new Error(`crash child failed: ${result.error ?? `exit code ${result.exitCode}`}${tail === '' ? '' : `\n${tail}`}`)
       }
-      acked = result.durableAcked
-      const last = acked.at(-1)
-      childRequests.push(...await harness.readChildCapture(capturePath, result.killed && last !== undefined ? last.seq + 1 : null))
+      acked = [...acked, ...result.durableAcked]
+      const last = result.durableAcked.at(-1)
+      const durableEvents = result.killed && last !== undefined ? last.seq + 1 : null
+      childRequests.push(...await harness.readChildCapture(capturePath, durableEvents))
+      prior = await readChildCounters(countersPath, durableEvents) ?? prior
       await rm(capturePath, { force: true })
-      world.countEarlierRequests(childRequests) // summary attempts continue after the restore (issue #15)
-      if (result.killed && last !== undefined) crashes.push({ afterSeq: last.seq })
-      sessions.push(await subject.runSession({ ...session, resume: true, onRequest: joined().onRequest }))
-    } else {
-      sessions.push(await subject.runSession({ ...session, onRequest: joined().onRequest }))
+      await rm(countersPath, { force: true })
+      resume = true
+      if (result.killed && last !== undefined) {
+        crashes.push({ afterSeq: last.seq })
+        restarts.push({ index: childRequests.length, logLength: last.seq + 1 })
+        crashFired.set(fault.id, 1)
+      } else {
+        const seen = result.durableAcked.filter((a) => a.type === point).length
+        const counted = point === 'checkpoint' ? '' : `, ${plural(seen, `${point} event`)} among them`
+        unreached.push({ fault, message: `${faultLabel(fault)} never reached its crash point: the session ended after ${plural(result.durableAcked.length, 'durable event')}${counted}` })
+        break // the session has finished: no later crash point can be reached either
+      }
     }
+    for (const fault of crashFaults) {
+      if (!crashFired.has(fault.id) && !unreached.some((u) => u.fault === fault)) {
+        unreached.push({ fault, message: `${faultLabel(fault)} never reached its crash point: the session ended before an earlier crash fault's continuation` })
+      }
+    }
+  }
+  // The provider's clock only stamps its own wire captures and `created` fields, which no artifact holds.
+  const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS, ...(prior === undefined ? {} : { prior }) })
+  world.countEarlierRequests(childRequests) // summary attempts continue after a restore (issue #15)
+  mount.current = world.provider
+  try {
+    const session = { scenario, transcript, logPath, baseUrl: MOCK_BASE_URL, seed, hooks: world.hooks, onRequest: joined().onRequest }
+    sessions.push(await subject.runSession(resume ? { ...session, resume: true } : session))
   } finally {
     mount.current = null
   }
@@ -449,8 +492,13 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   if (crash !== undefined) expectations.push(durableExpectation(acked, events))
   const fired = world.fired()
   const faults: ReportedFault[] = scenario.faults.map((f) => ({
-    id: f.id, kind: f.kind, fired: f.target === 'crash' ? crashes.length : fired.get(f.id) ?? 0,
+    id: f.id, kind: f.kind, fired: f.target === 'crash' ? crashFired.get(f.id) ?? 0 : fired.get(f.id) ?? 0,
   }))
+  // Fault targeting: a declared fault that never fired (a crash point never reached) fails the scenario, unless optional.
+  for (const miss of [...world.unfired(), ...unreached]) {
+    if (miss.fault.optional) continue
+    expectations.push({ name: `faults.${miss.fault.id}`, passed: false, expected: 'fires at least once (or `optional: true`)', actual: miss.message })
+  }
   const failed = expectations.some((e) => !e.passed)
   const warnings = sessions.flatMap((s) => s.warnings)
   // Issue #9: prompt-cache reuse and cost under the scenario's contract, compared with the usage the mock reported.
@@ -460,9 +508,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     imageTokens: (provider, model) => routeImageTokens.get(`${provider}/${model}`),
     scriptedUsage: (turn, step) => transcript.turns[turn - 1]?.steps[step - 1]?.reply.usage !== undefined,
     // The crashed child's mock died with it: the resumed session's provider starts with a cold cache.
-    ...(childRequests.length === 0 ? {} : {
-      restarts: [{ index: childRequests.length, logLength: (crashes[0]?.afterSeq ?? events.length - 1) + 1 }],
-    }),
+    ...(restarts.length === 0 ? {} : { restarts }),
   })
   return {
     ...(warnings.length === 0 ? {} : { warnings }),
@@ -499,6 +545,24 @@ function pressureOf(events: readonly LogEvent[], scenario: ResolvedScenario, dia
   const context = log.state.routeContext?.data
   const contextWindow = context?.contextWindow ?? (context === undefined ? scenario.provider.contextWindow : null)
   return { tokens, ratio: contextWindow === null ? null : tokens / contextWindow, contextWindow }
+}
+
+/** Durable events of `logPath` matching crash point `point` (a §1.4 type, or `checkpoint`); a torn last line is not one. */
+async function matchingDurableEvents(logPath: string, point: string): Promise<number> {
+  const text = await readFile(logPath, 'utf8')
+  let n = 0
+  for (const line of text.split('\n')) {
+    if (line === '') continue
+    let event: { type?: unknown }
+    try {
+      event = JSON.parse(line) as { type?: unknown }
+    } catch {
+      continue // a torn tail line: not durable
+    }
+    if (typeof event.type !== 'string') continue
+    if (point === 'checkpoint' ? isCheckpointEvent(event as { type: string }) : event.type === point) n++
+  }
+  return n
 }
 
 /** §13.4: every event the crashed child acknowledged as durable is in the final log, unchanged in type. */

@@ -8,17 +8,18 @@
  * (FAULT-09) and storage faults on the engine's bracket appends (FAULT-60…63; a FAULT-60/61 orphan is the live
  * lock FAULT-11 needs). A fault no scenario can express is refused with a `ScenarioError`.
  */
-import type { CapturedRequest, EventDraft, FaultSpec, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
+import type { CapturedRequest, EventDraft, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
-import { FaultInjectingPlan } from '../provider/faults.ts'
+import { FaultInjectingPlan, SELECTOR_KEYS, type FaultCounters, type TargetedFaultSpec } from '../provider/faults.ts'
 import { MockProvider } from '../provider/mock-provider.ts'
 import type { MockRoute } from '../provider/route.ts'
 import type { ParsedRequest, PlannedOutcome, PlannedReply, ReplyPlan } from '../provider/types.ts'
 import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
 import type { ResolvedFault, ResolvedScenario } from '../scenario/resolve.ts'
 import type { FaultKind } from '../scenario/types.ts'
-import type { SubjectHooks, TurnControl } from '../subjects/types.ts'
+import type { SessionView, SubjectHooks, TurnControl } from '../subjects/types.ts'
+import { plural } from '../plural.ts'
 import { SummaryService } from './summaries.ts'
 
 /** The model id a FAULT-44 route switch moves to without `params.switchTo` (`<model>-switched`). */
@@ -62,6 +63,15 @@ export class TurnReplyPlan implements ReplyPlan {
   startTurn(turn: number): void {
     this.turn = turn
     this.step = 0
+  }
+
+  /**
+   * The session position of the next request (fault targeting's `turn`/`step`): the turn last started (null before
+   * the first) and the 1-based step whose reply the turn asks for next, so a retry keeps its step and a compaction
+   * belongs to the step it precedes or recovers (after the turn's last reply: that count + 1).
+   */
+  position(): { turn: number | null; step: number | null } {
+    return this.turn === 0 ? { turn: null, step: null } : { turn: this.turn, step: this.step + 1 }
   }
 
   /** The reply `next` would serve. Throws `TurnRepliesExhaustedError` past the turn's last step. */
@@ -150,8 +160,10 @@ function requestParams(fault: ResolvedFault): Record<string, JsonValue> {
   const out: Record<string, JsonValue> = {}
   if (fault.params.count !== 1) out['times'] = fault.params.count
   if (variant !== undefined) return { ...out, reply: variant }
-  const code = fault.params.code ?? 'SERVER'
-  out['code'] = code
+  if (fault.params.codes !== null) out['codes'] = [...fault.params.codes]
+  else out['code'] = fault.params.code ?? 'SERVER'
+  if (fault.params.body !== null) out['body'] = fault.params.body
+  if (fault.params.headers !== null) out['headers'] = { ...fault.params.headers }
   const delivery = fault.params.delivery
   out['delivery'] = delivery
   if (delivery === 'after-chunks') out['afterChunks'] = fault.params.chunks
@@ -160,6 +172,31 @@ function requestParams(fault: ResolvedFault): Record<string, JsonValue> {
   if (fault.params.retryAfterMs !== null) out['retryAfterMs'] = fault.params.retryAfterMs
   if (fault.params.message !== null) out['message'] = fault.params.message
   return out
+}
+
+/**
+ * The mock's spec of a request fault (`realise` gave `request`): `requestIndex`, else `occurrence`, with `purpose` and
+ * fault targeting's selectors. Shared by the runner's world and `sim serve`.
+ */
+export function requestFaultSpec(fault: ResolvedFault, params: Record<string, JsonValue>): TargetedFaultSpec {
+  const when: TargetedFaultSpec['when'] = {}
+  if (fault.when.requestIndex !== null) when.requestIndex = fault.when.requestIndex
+  else when.occurrence = fault.when.occurrence
+  if (fault.when.purpose !== null) when.purpose = fault.when.purpose
+  const w = fault.when
+  if (w.turn !== null) when.turn = w.turn
+  if (w.step !== null) when.step = w.step
+  if (w.route !== null) when.route = w.route
+  if (w.promptTokensAtLeast !== null) when.promptTokensAtLeast = w.promptTokensAtLeast
+  if (w.maxTokensAbove !== null) when.maxTokensAbove = w.maxTokensAbove
+  if (w.hasImages !== null) when.hasImages = w.hasImages
+  if (w.atVirtualMs !== null) when.atVirtualMs = w.atVirtualMs
+  return { id: fault.id, kind: fault.kind, target: fault.target, when, params }
+}
+
+/** True when the fault selects by the session's position or clock, which only an in-process subject reports. */
+export function needsSessionContext(fault: ResolvedFault): boolean {
+  return fault.when.turn !== null || fault.when.step !== null || fault.when.atVirtualMs !== null
 }
 
 /**
@@ -223,12 +260,40 @@ export function worldRoutes(scenario: ResolvedScenario): ManifestRoute[] {
   }))
 }
 
+/** Counts of the hook-realised faults (middleware, append faults, route switch), by fault id. */
+export interface HookCounter {
+  /** Points the fault could fire at (matching dispatches, bracket drafts, turn starts). */
+  seen: number
+  fired: number
+}
+
+/**
+ * Everything a world has counted, as plain JSON (fault targeting: counting is global to the scenario). The crash
+ * child writes it after each change; the runner starts the next process's world from the copy that precedes the
+ * crash point (`WorldOptions.prior`), so no fault restarts its `occurrence` or `requestIndex` after a restore.
+ */
+export interface WorldCounters {
+  plan: FaultCounters
+  hooks: Record<string, HookCounter>
+  /** The stream middleware's dispatch counts (FAULT-17/32): all purposes, and per purpose. */
+  middleware: { index: number; conversation: number; compaction: number }
+  /** Turns begun (the FAULT-44 switch happens before turn `occurrence` + 1). */
+  turns: number
+}
+
+/** A declared fault that never fired, with the message the report shows. */
+export interface UnfiredFault {
+  readonly fault: ResolvedFault
+  /** `fault <id> (<kind>, when …) never fired: <why it could not match>`. */
+  readonly message: string
+}
+
 /** A built world: the provider to mount, the hooks the subject calls, and what fired. */
 export interface World {
   readonly provider: MockProvider
   readonly hooks: SubjectHooks
 
-  /** How often each fault fired, by fault id. */
+  /** How often each fault fired, by fault id (the prior counts included; `setup` kinds count 1 by construction). */
   fired(): Map<string, number>
 
   /**
@@ -236,6 +301,12 @@ export interface World {
    * resumed session runs, so summary attempts continue instead of restarting (`run/summaries.ts`).
    */
   countEarlierRequests(requests: readonly CapturedRequest[]): void
+  /** A JSON snapshot of the world's counts (see `WorldCounters`). */
+  counters(): WorldCounters
+  /** The session's log length as the subject reported it (`observeSession`), or null before it did. */
+  logLength(): number | null
+  /** The scenario's non-crash faults that never fired, each with why (optional ones included: the caller filters). */
+  unfired(): UnfiredFault[]
 }
 
 /** Options of `createWorld`. */
@@ -250,6 +321,15 @@ export interface WorldOptions {
    * none: no subject declares a virtual timeout yet, so latency only advances the provider's clock.
    */
   callerTimeoutMs?: number | null
+  /** Counts to continue from: the crashed process's, up to its crash point. */
+  prior?: WorldCounters
+  /** Called after every change of the counts (the crash child persists them synchronously). */
+  onCountersChange?: () => void
+}
+
+/** Fault kinds the world realises by construction (nothing can fail to match): they count as fired once. */
+function firedByConstruction(fault: ResolvedFault, r: Realisation): boolean {
+  return r.kind === 'setup' || r.kind === 'no-capacity' || (r.kind === 'hook' && fault.kind === 'FAULT-31')
 }
 
 /** Builds the provider world of one scenario run (module doc). Throws `ScenarioError` for a fault it cannot simulate. */
@@ -258,18 +338,27 @@ export function createWorld(options: WorldOptions): World {
   checkFaultsSimulable(scenario)
   const summaries = new SummaryService(scenario.provider.summarizer)
   const base = new TurnReplyPlan(transcript, summaries)
-  const specs: FaultSpec[] = []
+  const specs: TargetedFaultSpec[] = []
   for (const fault of scenario.faults) {
     const r = realise(fault)
-    if (r.kind !== 'request') continue
-    const when: FaultSpec['when'] = {}
-    if (fault.when.requestIndex !== null) when.requestIndex = fault.when.requestIndex
-    else when.occurrence = fault.when.occurrence
-    if (fault.when.purpose !== null) when.purpose = fault.when.purpose
-    specs.push({ id: fault.id, kind: fault.kind, target: fault.target, when, params: r.params })
+    if (r.kind === 'request') specs.push(requestFaultSpec(fault, r.params))
   }
-  const faulted = new FaultInjectingPlan(base, specs)
-  const extra = new Map<string, number>()
+  let session: SessionView | null = null
+  const changed = options.onCountersChange ?? ((): void => {})
+  const faulted = new FaultInjectingPlan(base, specs, {
+    context: () => ({ ...base.position(), virtualMs: session === null ? null : session.now() - session.originMs }),
+    ...(options.prior === undefined ? {} : { prior: options.prior.plan }),
+  })
+  const counts: Omit<WorldCounters, 'plan'> = options.prior === undefined
+    ? { hooks: {}, middleware: { index: -1, conversation: 0, compaction: 0 }, turns: 0 }
+    : structuredClone({ hooks: options.prior.hooks, middleware: options.prior.middleware, turns: options.prior.turns })
+  const hookCounter = (id: string): HookCounter => {
+    const existing = counts.hooks[id]
+    if (existing !== undefined) return existing
+    const fresh = { seen: 0, fired: 0 }
+    counts.hooks[id] = fresh
+    return fresh
+  }
   let turnAbort: AbortController | null = null
   let timeout: AbortController | null = null
   let abortOnCompaction = false
@@ -290,6 +379,10 @@ export function createWorld(options: WorldOptions): World {
   }
   const plan: ReplyPlan = {
     peek: (request) => faulted.peek(request),
+    observe: (request) => {
+      faulted.observe(request)
+      changed()
+    },
     next: (request) => {
       if (abortOnCompaction && request.purpose === 'compaction') {
         // FAULT-10: the user cancels while overflow recovery's summary call is in flight (it arrives aborted).
@@ -298,6 +391,7 @@ export function createWorld(options: WorldOptions): World {
       }
       const before = faulted.fired.length
       const planned = faulted.next(request)
+      changed()
       const hit = faulted.fired[before]
       if (hit !== undefined && hit[0] === cancelling?.id) abortOnCompaction = true
       // A fault answered instead of the base plan: the summary attempt still happened (`run/summaries.ts`).
@@ -315,16 +409,19 @@ export function createWorld(options: WorldOptions): World {
     wire: scenario.provider.wire, plan, clock: { now: () => options.now() + latencyMs }, routes: worldMockRoutes(scenario),
     cache: scenario.provider.cache,
   })
-  const middleware = hookMiddleware(scenario, extra)
+  const middleware = hookMiddleware(scenario, hookCounter, counts.middleware, changed)
   const switchFault = scenario.faults.find((f) => f.kind === 'FAULT-44')
   const switchAfterTurn = switchFault === undefined ? null : switchFault.when.occurrence
   const hooks: SubjectHooks = {
+    observeSession: (view) => { session = view },
     beginTurn: (turn: number, control: TurnControl): AbortSignal => {
       base.startTurn(turn)
+      counts.turns = Math.max(counts.turns, turn)
       if (switchFault !== undefined && turn === (switchAfterTurn ?? 1) + 1) {
         control.setModel(switchFault.params.switchTo ?? scenario.provider.model + SWITCHED_MODEL_SUFFIX)
-        extra.set(switchFault.id, (extra.get(switchFault.id) ?? 0) + 1)
+        hookCounter(switchFault.id).fired++
       }
+      changed()
       turnAbort = new AbortController()
       return turnAbort.signal
     },
@@ -335,40 +432,107 @@ export function createWorld(options: WorldOptions): World {
     middleware,
     unroutableSummarizer: scenario.faults.some((f) => f.kind === 'FAULT-31'),
     directApi: scenario.faults.some((f) => f.kind === 'FAULT-09'),
-    ...appendFaultHook(scenario, extra),
+    ...appendFaultHook(scenario, hookCounter, changed),
   }
-
+  const counters = (): WorldCounters => ({ plan: faulted.counters(), ...structuredClone(counts) })
+  const fired = (): Map<string, number> => {
+    const out = new Map<string, number>()
+    const plan = faulted.counters()
+    for (const fault of scenario.faults) {
+      const r = realise(fault)
+      if (r.kind === 'crash' || r.kind === 'refused') continue
+      if (firedByConstruction(fault, r)) out.set(fault.id, 1)
+      else if (r.kind === 'request') out.set(fault.id, plan.faults[fault.id]?.fired ?? 0)
+      else out.set(fault.id, counts.hooks[fault.id]?.fired ?? 0)
+    }
+    return out
+  }
   return {
     provider,
     hooks,
-    fired: () => {
-      const counts = new Map(extra)
-      for (const [id] of faulted.fired) counts.set(id, (counts.get(id) ?? 0) + 1)
-      for (const fault of scenario.faults) if (fault.kind === 'FAULT-40' || fault.kind === 'FAULT-31') counts.set(fault.id, 1)
-      return counts
+    fired,
+    counters,
+    logLength: () => (session === null ? null : session.logLength()),
+    unfired: () => {
+      const firings = fired()
+      const snapshot = counters()
+      return scenario.faults.flatMap((fault) => {
+        const r = realise(fault)
+        if (r.kind === 'crash' || r.kind === 'refused' || (firings.get(fault.id) ?? 0) > 0) return []
+        return [{ fault, message: `${faultLabel(fault)} never fired: ${unfiredReason(fault, snapshot, session !== null)}` }]
+      })
     },
     countEarlierRequests: (requests) => { summaries.countEarlier(requests) },
   }
 }
 
+/** `fault <id> (<kind>, when k=v …)` for messages: every condition the fault was declared (or defaulted) with. */
+export function faultLabel(fault: ResolvedFault): string {
+  const w = fault.when
+  const parts: string[] = []
+  if (w.afterEvent !== null) parts.push(`afterEvent=${w.afterEvent}`)
+  if (w.requestIndex !== null) parts.push(`requestIndex=${w.requestIndex}`)
+  if (w.purpose !== null) parts.push(`purpose=${w.purpose}`)
+  if (w.requestIndex === null) parts.push(`occurrence=${w.occurrence}`)
+  for (const key of SELECTOR_KEYS) if (w[key] !== null) parts.push(`${key}=${String(w[key])}`)
+  return `fault ${fault.id} (${fault.kind}, when ${parts.join(' ')})`
+}
+
+/** Why `fault` could not fire, from the world's counts (`observed`: the subject reported its session view). */
+function unfiredReason(fault: ResolvedFault, counts: WorldCounters, observed: boolean): string {
+  const r = realise(fault)
+  const w = fault.when
+  const hook = counts.hooks[fault.id] ?? { seen: 0, fired: 0 }
+  if (fault.kind === 'FAULT-44') return `the run began ${plural(counts.turns, 'turn')}; the switch comes before turn ${w.occurrence + 1}`
+  if (APPEND_FAULTS[fault.kind] !== undefined) {
+    return `the engine made ${plural(hook.seen, 'matching bracket append')}; occurrence ${w.occurrence} needs ${w.occurrence}`
+  }
+  if (r.kind === 'hook') {
+    const purpose = fault.kind === 'FAULT-32' ? 'compaction' : w.purpose ?? 'conversation'
+    if (w.requestIndex !== null) return `the run made ${plural(counts.middleware.index + 1, 'dispatch', 'dispatches')}; dispatch #${w.requestIndex} was not a ${purpose} one`
+    return `the run made ${plural(counts.middleware[purpose], `${purpose} dispatch`, `${purpose} dispatches`)}`
+  }
+  const c = counts.plan.faults[fault.id]
+  const purpose = fault.target === 'compaction' ? 'compaction' : 'conversation'
+  if (c?.missed !== undefined) return `it was due on request #${c.missed.requestIndex}, which ${c.missed.by} answered instead`
+  if (w.requestIndex !== null) {
+    const n = counts.plan.requests
+    if (n <= w.requestIndex) return `the run made ${plural(n, 'request')}, so there is no request #${w.requestIndex}`
+    return `request #${w.requestIndex} is not a ${purpose} request matching its other conditions`
+  }
+  let why = `the run made ${plural(c?.target ?? counts.plan.purposes[purpose], `${purpose} request`)}`
+  const selectors = SELECTOR_KEYS.filter((k) => w[k] !== null)
+  if (selectors.length > 0) {
+    const each = selectors.map((k) => `${k}=${String(w[k])}: ${c?.conditions[k] ?? 0}`).join(', ')
+    why += `, ${c?.seen ?? 0} matching all its conditions (${each})`
+  }
+  if (!observed && (w.atVirtualMs !== null)) why += '; the subject never reported its virtual clock (hooks.observeSession)'
+  return why
+}
+
 /**
  * The `rejectAppend` hook of the scenario's append faults (none → no hook): each refuses the `occurrence`-th
- * matching bracket draft and the `count - 1` matching ones after it, counting firings into `fired`.
+ * matching bracket draft and the `count - 1` matching ones after it, counting into the fault's `HookCounter`.
  */
-function appendFaultHook(scenario: ResolvedScenario, fired: Map<string, number>): Pick<SubjectHooks, 'rejectAppend'> {
+function appendFaultHook(
+  scenario: ResolvedScenario, counter: (id: string) => HookCounter, changed: () => void,
+): Pick<SubjectHooks, 'rejectAppend'> {
   const faults = scenario.faults.flatMap((f) => {
     const matches = APPEND_FAULTS[f.kind]
-    return matches === undefined ? [] : [{ fault: f, matches, seen: 0 }]
+    return matches === undefined ? [] : [{ fault: f, matches }]
   })
   if (faults.length === 0) return {}
   return {
     rejectAppend: (draft) => {
       for (const entry of faults) {
         if (!entry.matches(draft)) continue
-        entry.seen++
+        const c = counter(entry.fault.id)
+        c.seen++
+        changed()
         const { occurrence } = entry.fault.when
-        if (entry.seen < occurrence || entry.seen >= occurrence + entry.fault.params.count) continue
-        fired.set(entry.fault.id, (fired.get(entry.fault.id) ?? 0) + 1)
+        if (c.seen < occurrence || c.seen >= occurrence + entry.fault.params.count) continue
+        c.fired++
+        changed()
         return `${entry.fault.kind} storage fault: ${draft.type} not persisted`
       }
       return null
@@ -379,24 +543,25 @@ function appendFaultHook(scenario: ResolvedScenario, fired: Map<string, number>)
 /**
  * The stream middleware of FAULT-17 (throws at the matching dispatch: `requestIndex` over all dispatches,
  * else the `occurrence`-th of its purpose) and FAULT-32 (reroutes the matching summary call to the
- * `-rerouted` model of the same provider). Counts firings into `fired`.
+ * `-rerouted` model of the same provider). Counts into `state` (carried over a crash) and each fault's `HookCounter`.
  */
-function hookMiddleware(scenario: ResolvedScenario, fired: Map<string, number>): StreamMiddleware[] {
+function hookMiddleware(
+  scenario: ResolvedScenario, counter: (id: string) => HookCounter, state: WorldCounters['middleware'], changed: () => void,
+): StreamMiddleware[] {
   const faults = scenario.faults.filter((f) => f.kind === 'FAULT-17' || f.kind === 'FAULT-32')
   if (faults.length === 0) return []
-  let index = -1
-  const seen = new Map<string, number>()
   return [(options: GenerateOptions): GenerateOptions => {
-    index++
-    const purpose = options.purpose ?? 'conversation'
-    const occurrence = (seen.get(purpose) ?? 0) + 1
-    seen.set(purpose, occurrence)
+    const index = ++state.index
+    const purpose = options.purpose === 'compaction' ? 'compaction' : 'conversation'
+    const occurrence = ++state[purpose]
+    changed()
     for (const fault of faults) {
       const wanted = fault.kind === 'FAULT-32' ? 'compaction' : fault.when.purpose ?? 'conversation'
       const at = fault.when.requestIndex
       const hit = at !== null ? at === index : purpose === wanted && fault.when.occurrence === occurrence
       if (!hit || purpose !== wanted) continue
-      fired.set(fault.id, (fired.get(fault.id) ?? 0) + 1)
+      counter(fault.id).fired++
+      changed()
       if (fault.kind === 'FAULT-17') throw new InjectedMiddlewareError(`${fault.id}: injected middleware failure around request ${index}`)
       return { ...options, model: scenario.provider.model + REROUTED_MODEL_SUFFIX }
     }

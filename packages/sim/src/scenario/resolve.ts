@@ -118,6 +118,14 @@ export interface ResolvedFaultWhen {
   readonly occurrence: number
   readonly afterEvent: CrashPoint | null
   readonly afterSeq: number | null
+  /** Request selectors of fault targeting (README "Fault targeting"); null = no condition. */
+  readonly turn: number | null
+  readonly step: number | null
+  readonly route: string | null
+  readonly promptTokensAtLeast: number | null
+  readonly maxTokensAbove: number | null
+  readonly hasImages: boolean | null
+  readonly atVirtualMs: number | null
 }
 
 /** `params` with its defaults: null = the provider's own choice (e.g. the status §1.2.2 gives `code`). */
@@ -133,6 +141,11 @@ export interface ResolvedFaultParams {
   readonly contextWindow: number | null
   /** FAULT-44: the declared route the agent switches to; null = a `<model>-switched` copy of the conversation route. */
   readonly switchTo: string | null
+  /** A raw body answered verbatim with `status` (a string as is, anything else as JSON); null = the wire's own body. */
+  readonly body: JsonValue | null
+  readonly headers: Readonly<Record<string, string>> | null
+  /** The i-th firing answers `codes[i]` (then `count` is their number); null = every firing answers `code`. */
+  readonly codes: readonly FailureCode[] | null
 }
 
 /** One fault ready for the world and the run manifest. */
@@ -142,6 +155,8 @@ export interface ResolvedFault {
   readonly target: FaultTarget
   readonly when: ResolvedFaultWhen
   readonly params: ResolvedFaultParams
+  /** The scenario passes even if the fault never fires (a crash fault: its crash point is never reached). */
+  readonly optional: boolean
 }
 
 /** An explicit compaction call with its defaults. */
@@ -244,6 +259,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   checkUniqueFaultIds(faults, issues)
   checkScriptCoverage(provider.summarizer, faults, summarizerPath(doc.provider, provider.summaryRoute.model), issues)
   checkRouteSwitches(faults, provider.routes, issues)
+  checkFaultTargeting(doc.faults ?? [], requestModels(doc), turnSteps, turnCount, issues)
   const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {
@@ -276,6 +292,12 @@ export function faultSpecOf(fault: ResolvedFault): FaultSpec {
   if (fault.when.purpose !== null) when.purpose = fault.when.purpose
   if (fault.when.afterEvent !== null) when.eventType = fault.when.afterEvent
   if (fault.when.afterSeq !== null) when.afterSeq = fault.when.afterSeq
+  // Fault targeting's selectors ride along in `when` (the manifest records where a fault was aimed; §13 readers ignore them).
+  const targeted: Record<string, JsonValue> = when
+  for (const key of TARGETING_SELECTORS) {
+    const value = fault.when[key]
+    if (value !== null) targeted[key] = value
+  }
   const params: Record<string, JsonValue> = {}
   for (const [key, value] of Object.entries(fault.params)) if (value !== null) params[key] = value
   return { id: fault.id, kind: fault.kind, target: fault.target, when, params }
@@ -683,6 +705,13 @@ function resolveFault(fault: FaultConfig, index: number, dialect: Dialect, issue
       occurrence: when.occurrence ?? 1,
       afterEvent,
       afterSeq: when.afterSeq ?? null,
+      turn: when.turn ?? null,
+      step: when.step ?? null,
+      route: when.route ?? null,
+      promptTokensAtLeast: when.promptTokensAtLeast ?? null,
+      maxTokensAbove: when.maxTokensAbove ?? null,
+      hasImages: when.hasImages ?? null,
+      atVirtualMs: when.atVirtualMs ?? null,
     },
     params: {
       code: params.code ?? FAULT_CODES[fault.kind] ?? null,
@@ -692,11 +721,91 @@ function resolveFault(fault: FaultConfig, index: number, dialect: Dialect, issue
       delivery,
       chunks: delivery === 'after-chunks' ? params.chunks ?? 1 : 0,
       retryAfterMs: params.retryAfterMs ?? null,
-      count: params.count ?? 1,
+      count: params.count ?? params.codes?.length ?? 1,
       contextWindow: params.contextWindow ?? null,
       switchTo: params.switchTo ?? null,
+      body: params.body === undefined ? null : params.body as JsonValue,
+      headers: params.headers ?? null,
+      codes: params.codes ?? null,
     },
+    optional: fault.optional ?? false,
   }
+}
+
+/** Request selectors of `when` beyond `requestIndex`/`purpose`/`occurrence` (README "Fault targeting"). */
+export const TARGETING_SELECTORS = ['turn', 'step', 'route', 'promptTokensAtLeast', 'maxTokensAbove', 'hasImages', 'atVirtualMs'] as const
+
+/**
+ * Request faults that are not answered by the mock provider (`run/world.ts` realises FAULT-17/32 as stream
+ * middleware, FAULT-31 as an unroutable summarizer, FAULT-33 by the scenario's setup): they take no request
+ * selector and no wire parameter of fault targeting.
+ */
+const OFF_WIRE_REQUEST_KINDS: ReadonlySet<FaultKind> = new Set(['FAULT-17', 'FAULT-31', 'FAULT-32', 'FAULT-33'])
+
+/** Summary-content faults (§13.2) answered with a scripted reply, not a failure: no raw body, codes or late delivery. */
+const REPLY_KINDS: ReadonlySet<FaultKind> = new Set(['FAULT-23', 'FAULT-24', 'FAULT-25', 'FAULT-26', 'FAULT-27'])
+
+/**
+ * The cross-field rules of fault targeting (README "Fault targeting"): selectors and wire parameters only on
+ * faults the mock answers, turns and steps the transcript has, routes the provider declares, a raw body only
+ * before headers or late, `count` equal to the number of `codes`. `models` are the declared request models.
+ */
+function checkFaultTargeting(
+  faults: readonly FaultConfig[], models: ReadonlySet<string>, turnSteps: readonly number[] | null, turnCount: number | null,
+  issues: ScenarioIssue[],
+): void {
+  faults.forEach((fault, i) => {
+    const path = `/faults/${i}`
+    const when = fault.when ?? {}
+    const params = fault.params ?? {}
+    const target = faultTargetOf(fault.kind)
+    const wired = (target === 'conversation' || target === 'compaction') && !OFF_WIRE_REQUEST_KINDS.has(fault.kind)
+    for (const key of TARGETING_SELECTORS) {
+      if (when[key] !== undefined && !wired) {
+        issues.push(semantic(`${path}/when/${key}`, `selects provider requests; ${fault.kind} is not answered by the provider (FAULT-17, 31, 32, 33 and FAULT-40…84 are not)`))
+      }
+    }
+    for (const key of ['body', 'headers', 'codes'] as const) {
+      if (params[key] !== undefined && (!wired || REPLY_KINDS.has(fault.kind))) {
+        issues.push(semantic(`${path}/params/${key}`, `applies only to provider failures (FAULT-01…22 and 28…30, not FAULT-17), not to ${fault.kind}`))
+      }
+    }
+    if (params.delivery === 'after-timeout' && (!wired || REPLY_KINDS.has(fault.kind))) {
+      issues.push(semantic(`${path}/params/delivery`, `after-timeout applies only to provider failures (FAULT-01…22 and 28…30, not FAULT-17), not to ${fault.kind}`))
+    }
+    const delivery = params.delivery ?? 'before-headers'
+    if (params.body !== undefined && delivery !== 'before-headers' && delivery !== 'after-timeout') {
+      issues.push(semantic(`${path}/params/delivery`, `must be before-headers or after-timeout with a raw body (a body is a whole HTTP response), got ${delivery}`))
+    }
+    if (params.codes !== undefined && params.count !== undefined && params.count !== params.codes.length) {
+      issues.push(semantic(`${path}/params/count`, `must equal the number of codes (${params.codes.length}): the i-th firing answers the i-th code`))
+    }
+    if (when.turn !== undefined && turnCount !== null && when.turn > turnCount) {
+      issues.push(semantic(`${path}/when/turn`, `names turn ${when.turn}; the transcript has ${plural(turnCount, 'turn')}`))
+    }
+    const stepsMax = turnSteps === null ? null : when.turn === undefined ? Math.max(0, ...turnSteps) : turnSteps[when.turn - 1] ?? null
+    // +1: a compaction after the turn's last step (a manual compactNow) belongs to the step after it.
+    if (when.step !== undefined && stepsMax !== null && when.step > stepsMax + 1) {
+      const where = when.turn === undefined ? 'no turn of the transcript has' : `turn ${when.turn} has`
+      issues.push(semantic(`${path}/when/step`, `names step ${when.step}; ${where} more than ${plural(stepsMax, 'step')} (+1 for a compaction after the last)`))
+    }
+    if (when.route !== undefined && !models.has(when.route)) {
+      issues.push(semantic(`${path}/when/route`, `names model ${JSON.stringify(when.route)}, which no route serves (declared: ${[...models].map((m) => JSON.stringify(m)).join(', ')})`))
+    }
+  })
+}
+
+/**
+ * The models requests may name (the `route` selector's domain): the provider's model, plus the FAULT-44 and
+ * FAULT-32 targets (`run/world.ts` `worldRoutes`, suffixes `-switched` / `-rerouted`).
+ */
+function requestModels(doc: Scenario): ReadonlySet<string> {
+  const model = doc.provider.model ?? doc.provider.routes?.[0]?.model ?? ''
+  const kinds = new Set((doc.faults ?? []).map((f) => f.kind))
+  const models = new Set([model, ...(doc.provider.routes ?? []).map((r) => r.model)])
+  if (kinds.has('FAULT-44')) models.add(`${model}-switched`)
+  if (kinds.has('FAULT-32')) models.add(`${model}-rerouted`)
+  return models
 }
 
 function checkUniqueFaultIds(faults: readonly ResolvedFault[], issues: ScenarioIssue[]): void {

@@ -259,13 +259,20 @@ export interface FaultWhen {
   occurrence?: number
   afterEvent?: CrashPoint
   afterSeq?: number
+  turn?: number
+  step?: number
+  route?: string
+  promptTokensAtLeast?: number
+  maxTokensAbove?: number
+  hasImages?: boolean
+  atVirtualMs?: number
 }
 
 /** `#/definitions/FailureCode`: a canonical failure code of §1.2.1 (the core's `FailureCode`). */
 export type ScenarioFailureCode = FailureCode
 
 /** `#/definitions/FaultParams/properties/delivery`: when the failure reaches the client. */
-export type FaultDelivery = 'before-headers' | 'after-headers' | 'after-chunks'
+export type FaultDelivery = 'before-headers' | 'after-headers' | 'after-chunks' | 'after-timeout'
 
 /** `#/definitions/FaultParams`. */
 export interface FaultParams {
@@ -280,6 +287,10 @@ export interface FaultParams {
   contextWindow?: number
   /** FAULT-44: the declared route to switch to. */
   switchTo?: string
+  /** A raw response body, answered verbatim (a string byte for byte, JSON otherwise). */
+  body?: string | Record<string, unknown> | unknown[]
+  headers?: Record<string, string>
+  codes?: ScenarioFailureCode[]
 }
 
 /** `#/definitions/Fault`: one injected fault. */
@@ -288,6 +299,7 @@ export interface FaultConfig {
   kind: FaultKind
   when?: FaultWhen
   params?: FaultParams
+  optional?: boolean
 }
 
 /** `#/definitions/CompactNowAction`. */

@@ -14,10 +14,9 @@
  * virtual clock (origin + 1 s per request); the capture holds redacted headers only (`REDACTED_HEADERS`).
  */
 import { isIP } from 'node:net'
-import type { FaultSpec } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
-import { FaultInjectingPlan } from '../provider/faults.ts'
+import { FaultInjectingPlan, type TargetedFaultSpec } from '../provider/faults.ts'
 import { MockProvider } from '../provider/mock-provider.ts'
 import type { MockRoute } from '../provider/route.ts'
 import { serveHttp } from '../provider/serve-http.ts'
@@ -25,7 +24,7 @@ import { TranscriptReplyPlan } from '../provider/transcript-plan.ts'
 import type { CapturedWireRequest, MockModel, MockWire, PlannedOutcome, ReplyPlan } from '../provider/types.ts'
 import { countingFaultedSummaries, SummaryService } from '../run/summaries.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
-import { checkFaultsSimulable, realise, worldMockRoutes } from '../run/world.ts'
+import { checkFaultsSimulable, needsSessionContext, realise, requestFaultSpec, worldMockRoutes } from '../run/world.ts'
 import { loadScenario } from '../scenario/load.ts'
 import { resolveScenario, type ResolvedScenario } from '../scenario/resolve.ts'
 import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
@@ -147,17 +146,16 @@ async function scenarioPlan(file: string, options: ServeOptions): Promise<Served
   checkFaultsSimulable(scenario)
   const seed = options.seed ?? scenario.seed
   const transcript: Transcript = await scenarioTranscript(scenario, seed)
-  const specs: FaultSpec[] = []
+  const specs: TargetedFaultSpec[] = []
   const servedFaults: string[] = []
   const ignoredFaults: Served['ignoredFaults'] = []
   for (const fault of scenario.faults) {
     const r = realise(fault)
-    if (r.kind === 'request') {
-      const when: FaultSpec['when'] = {}
-      if (fault.when.requestIndex !== null) when.requestIndex = fault.when.requestIndex
-      else when.occurrence = fault.when.occurrence
-      if (fault.when.purpose !== null) when.purpose = fault.when.purpose
-      specs.push({ id: fault.id, kind: fault.kind, target: fault.target, when, params: r.params })
+    if (r.kind === 'request' && needsSessionContext(fault)) {
+      const reason = `${fault.kind} selects by turn, step or virtual time, which a socket does not carry (run it with sim run)`
+      ignoredFaults.push({ id: fault.id, kind: fault.kind, reason })
+    } else if (r.kind === 'request') {
+      specs.push(requestFaultSpec(fault, r.params))
       servedFaults.push(fault.id)
     } else if (r.kind !== 'setup' && r.kind !== 'no-capacity') {
       ignoredFaults.push({ id: fault.id, kind: fault.kind, reason: `${fault.kind} ${HOOK_REASON[r.kind] ?? r.kind}` })

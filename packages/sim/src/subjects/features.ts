@@ -39,6 +39,8 @@ export function requiredFeatures(scenario: ResolvedScenario, transcript?: Transc
     if (fault.target === 'crash') need('crash', `${fault.kind} is a crash fault (§13.4)`)
     const feature = FAULT_FEATURES[fault.kind]
     if (feature !== undefined) need(feature, `fault ${fault.kind}`)
+    // The late answer comes only after the caller's own virtual timeout fired.
+    if (fault.params.delivery === 'after-timeout') need('timeouts', `fault ${fault.id}: delivery after-timeout`)
   }
   for (const action of scenario.manual) {
     if (action.kind === 'compactNow') need('manualCompaction', `manual compactNow after turn ${action.afterTurn} (§3.7)`)

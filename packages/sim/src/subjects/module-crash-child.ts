@@ -6,14 +6,13 @@
  * module, 3 anything else, 4 its own watchdog elapsed at the crash point. It sends the ready line (`world/crash.ts`)
  * once the module, scenario, transcript and mock are loaded.
  */
-import { createWorld } from '../run/world.ts'
+import { createChildWorld, childRequestHook } from '../world/crash-counters.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
 import { mountIntercept } from '../provider/mount-intercept.ts'
 import { ScenarioError } from '../scenario/errors.ts'
 import { loadScenario } from '../scenario/load.ts'
 import { resolveScenario } from '../scenario/resolve.ts'
-import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
-import { childCaptureWriter, crashAckChannel, parseCrashJob } from '../world/crash.ts'
+import { crashAckChannel, parseCrashJob } from '../world/crash.ts'
 import { loadModuleSubject, SubjectModuleError } from './module.ts'
 
 /** Where the child mounts the mock provider; the in-process interception answers it, so it never resolves on the network. */
@@ -26,10 +25,10 @@ async function main(): Promise<void> {
   const subject = await loadModuleSubject(modulePath)
   const scenario = resolveScenario(await loadScenario(job.scenarioFile), { file: job.scenarioFile })
   const transcript = await scenarioTranscript(scenario, job.seed)
-  const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
+  const world = createChildWorld(job, scenario, transcript)
   const mount = mountIntercept(world.provider, BASE_URL)
   const channel = crashAckChannel(job)
-  const onRequest = childCaptureWriter(job)
+  const onRequest = childRequestHook(job, world)
   // Loaded and about to start: the parent's startup watchdog ends here (issue #18).
   channel.ready()
   try {

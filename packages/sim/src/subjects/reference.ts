@@ -186,6 +186,7 @@ async function drive(
     sleep: (ms, signal) => clock.sleep(ms, signal),
     ...(hooks.directApi === true ? { requestHeaders: 'omit' as const } : {}),
   })
+  hooks.observeSession?.({ now: () => clock.peek(), originMs: CLOCK_ORIGIN_MS, logLength: () => log.length })
   const startedAfterTurn = log.state.lastTurn
   const outcomes: SubjectTurnOutcome[] = []
   for (let turn = startedAfterTurn + 1; turn <= transcript.turns.length; turn++) {

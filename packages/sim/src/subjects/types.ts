@@ -16,8 +16,24 @@ export interface TurnControl {
   setModel(model: string): void
 }
 
+/** Read-only views of a running session that fault targeting needs (`SubjectHooks.observeSession`). */
+export interface SessionView {
+  /** The session's virtual clock, without advancing it (what a capture's `time` reads at dispatch), in epoch ms. */
+  now(): number
+  /** Where that clock starts (epoch ms): fault targeting's `atVirtualMs` counts from here. */
+  readonly originMs: number
+  /** The session log's length now (what a capture's `logRevisionAtDispatch` reads at dispatch). */
+  logLength(): number
+}
+
 /** Calls from the subject into the provider world; every hook is optional. */
 export interface SubjectHooks {
+  /**
+   * Called once, before the first turn, with views of the session: the world times `atVirtualMs` faults by its clock
+   * and stamps the crash child's fault counts with its log length. A subject that never calls it gets no
+   * `atVirtualMs` fault fired (the report says why).
+   */
+  observeSession?: (view: SessionView) => void
   /** Before 1-based `turn` runs: aligns the provider's replies; returns the turn's abort signal (FAULT-10, FAULT-22). */
   beginTurn?: (turn: number, control: TurnControl) => AbortSignal | undefined
   /** A fresh per-call timeout signal for the HTTP adapter (the world aborts it when a `TIMEOUT` fault hangs). */

@@ -7,16 +7,14 @@
  * 0 the session finished before the crash point, 2 the scenario is invalid, 3 anything else, 4 its own watchdog
  * elapsed at the crash point. It sends the ready line (`crash.ts`) once the scenario, transcript and mock are loaded.
  */
-import { createWorld } from '../run/world.ts'
+import { createChildWorld, childRequestHook } from './crash-counters.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
 import { mountIntercept } from '../provider/mount-intercept.ts'
 import { ScenarioError } from '../scenario/errors.ts'
 import { loadScenario } from '../scenario/load.ts'
 import { resolveScenario } from '../scenario/resolve.ts'
 import { runReferenceSession } from '../subjects/reference.ts'
-import { CLOCK_ORIGIN_MS } from './clock.ts'
-import { childCaptureWriter, crashAckChannel, parseCrashJob } from './crash.ts'
-import { joinProviderCounts } from '../run/drift.ts'
+import { crashAckChannel, parseCrashJob } from './crash.ts'
 
 /** Where the child mounts the mock provider; the in-process interception answers it, so it never resolves on the network. */
 export const CRASH_CHILD_BASE_URL = 'http://crash-child.mock.sim.test/v1'
@@ -26,12 +24,10 @@ async function main(): Promise<void> {
   const scenario = resolveScenario(await loadScenario(job.scenarioFile), { file: job.scenarioFile })
   const transcript = await scenarioTranscript(scenario, job.seed)
   // The provider's own clock only stamps captures and response metadata, which die with the child.
-  const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS })
+  const world = createChildWorld(job, scenario, transcript)
   const mount = mountIntercept(world.provider, CRASH_CHILD_BASE_URL)
   const channel = crashAckChannel(job)
-  // Issue #15: the child's mock dies with it, so its provider counts are joined into the capture lines here.
-  const writer = childCaptureWriter(job)
-  const onRequest = writer === undefined ? undefined : joinProviderCounts(world.provider, writer).onRequest
+  const onRequest = childRequestHook(job, world)
   // Loaded and about to start: the parent's startup watchdog ends here (issue #18).
   channel.ready()
   try {

@@ -66,6 +66,10 @@ export interface CrashJob {
   blockMs: number
   /** Where the child appends its request-capture lines (absent = the child captures nothing). */
   capturePath?: string
+  /** Where the child appends its world's counts (`crash-counters.ts`; absent = it keeps none). */
+  countersPath?: string
+  /** The world counts the child starts from (`WorldCounters` of an earlier crashed child; absent = fresh). */
+  priorCounters?: unknown
 }
 
 /** Options of `runCrashingSession`. */
@@ -98,6 +102,10 @@ export interface CrashingSessionOptions {
   childArgs?: readonly string[]
   /** A file the child appends its request-capture lines to (read it with `readChildCapture`); created by the child. */
   capturePath?: string
+  /** A file the child appends its world's counts to (`crash-counters.ts`); created by the child. */
+  countersPath?: string
+  /** The world counts the child starts from (passed through to `CrashJob.priorCounters`). */
+  priorCounters?: unknown
 }
 
 /** What happened to the child. `durableAcked` lists every acknowledged event in order. */
@@ -182,6 +190,10 @@ export function parseCrashJob(text: string | undefined): CrashJob {
   if (typeof job.blockMs !== 'number' || job.blockMs <= 0) fail('blockMs', 'a positive number')
   if (typeof job.resume !== 'boolean') fail('resume', 'a boolean')
   if (job.capturePath !== undefined && typeof job.capturePath !== 'string') fail('capturePath', 'a path when present')
+  if (job.countersPath !== undefined && typeof job.countersPath !== 'string') fail('countersPath', 'a path when present')
+  if (job.priorCounters !== undefined && (typeof job.priorCounters !== 'object' || job.priorCounters === null)) {
+    fail('priorCounters', 'an object when present')
+  }
   const point = job.crashPoint
   if (typeof point !== 'object' || point === null || typeof point.afterEvent !== 'string' || typeof point.occurrence !== 'number') {
     fail('crashPoint', '{ afterEvent: string, occurrence: number }')
@@ -298,6 +310,8 @@ export function runCrashingSession(options: CrashingSessionOptions): Promise<Cra
     resume: options.resume ?? false,
     blockMs: watchdogMs,
     ...(options.capturePath === undefined ? {} : { capturePath: options.capturePath }),
+    ...(options.countersPath === undefined ? {} : { countersPath: options.countersPath }),
+    ...(options.priorCounters === undefined ? {} : { priorCounters: options.priorCounters }),
   }
   const matcher = new CrashPointMatcher(options.crashPoint)
   return new Promise((resolve, reject) => {

@@ -43,11 +43,15 @@ describe('matchEvents', () => {
 describe('fault realisation', () => {
   const fault = (kind: FaultKind): ResolvedFault => ({
     id: 'f', kind, target: faultTargetOf(kind),
-    when: { requestIndex: null, purpose: null, occurrence: 1, afterEvent: null, afterSeq: null },
+    when: {
+      requestIndex: null, purpose: null, occurrence: 1, afterEvent: null, afterSeq: null, turn: null, step: null, route: null,
+      promptTokensAtLeast: null, maxTokensAbove: null, hasImages: null, atVirtualMs: null,
+    },
     params: {
       code: null, message: null, status: null, offloadImages: null, delivery: 'before-headers', chunks: 0, retryAfterMs: null,
-      count: 1, contextWindow: null, switchTo: null,
+      count: 1, contextWindow: null, switchTo: null, body: null, headers: null, codes: null,
     },
+    optional: false,
   })
 
   it('simulates every kind of §13.1, §13.2 and §13.4, and the append faults FAULT-60…63 as subject hooks', () => {

@@ -89,12 +89,15 @@ const policy: PolicyConfig = {
   compactionRetries: 1, maxOverflowRetries: 1, modelPolicies: [modelPolicy], auto: true,
 }
 const prunerConfig: ToolResultPruneConfig = { thresholdChars: 8192, headChars: 4096, tailChars: 1024 }
-const when: FaultWhen = { requestIndex: 2, purpose: 'conversation', occurrence: 1, afterEvent: 'compaction/start', afterSeq: 10 }
+const when: FaultWhen = {
+  requestIndex: 2, purpose: 'conversation', occurrence: 1, afterEvent: 'compaction/start', afterSeq: 10, turn: 2, step: 1, route: 'mock',
+  promptTokensAtLeast: 100, maxTokensAbove: 50, hasImages: true, atVirtualMs: 1000,
+}
 const params: FaultParams = {
   code: 'CONTEXT_WINDOW_EXCEEDED', message: 'too long', status: 400, offloadImages: 1.5, delivery: 'after-chunks', chunks: 3,
-  retryAfterMs: 100, count: 2, contextWindow: -1, switchTo: 'small',
+  retryAfterMs: 100, count: 2, contextWindow: -1, switchTo: 'small', body: '{"error":"x"}', headers: { 'x-a': 'b' },
 }
-const fault: FaultConfig = { id: 'f1', kind: 'FAULT-01', when, params }
+const fault: FaultConfig = { id: 'f1', kind: 'FAULT-01', when, params, optional: true }
 const compactNow: CompactNowAction = { action: 'compactNow', afterTurn: 1, sourceCommandId: 'cmd-1' }
 const compactRegion: CompactRegionAction = { action: 'compactRegion', turn: 2, beforeStep: 1, start: 1, end: -2 }
 const countRange: Exclude<CountBound, number> = { min: 1, max: 3 }
@@ -171,7 +174,7 @@ const examples: Record<string, readonly unknown[]> = {
   Fault: [fault, { kind: 'FAULT-50' }] satisfies FaultConfig[],
   FaultWhen: [when, {}] satisfies FaultWhen[],
   CrashPoint: ['checkpoint', 'compaction/prune'] satisfies CrashPoint[],
-  FaultParams: [params, {}, { delivery: 'before-headers' }] satisfies FaultParams[],
+  FaultParams: [params, {}, { delivery: 'before-headers' }, { codes: ['SERVER', 'RATE_LIMIT'], count: 2 }] satisfies FaultParams[],
   FailureCode: ['SERVER', 'UNKNOWN'] satisfies ScenarioFailureCode[],
   ManualAction: [compactNow, compactRegion] satisfies ManualAction[],
   CompactNowAction: [compactNow, { action: 'compactNow', afterTurn: 0 }] satisfies CompactNowAction[],
@@ -257,11 +260,14 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   TokenUsage: { pointer: 'TokenUsage', keys: keysOf<InlineTokenUsage>({
     inputTokens: true, outputTokens: true, cacheReadTokens: true, cacheWriteTokens: true, reasoningTokens: true,
   }) },
-  Fault: { pointer: 'Fault', keys: keysOf<FaultConfig>({ id: true, kind: true, when: true, params: true }) },
-  FaultWhen: { pointer: 'FaultWhen', keys: keysOf<FaultWhen>({ requestIndex: true, purpose: true, occurrence: true, afterEvent: true, afterSeq: true }) },
+  Fault: { pointer: 'Fault', keys: keysOf<FaultConfig>({ id: true, kind: true, when: true, params: true, optional: true }) },
+  FaultWhen: { pointer: 'FaultWhen', keys: keysOf<FaultWhen>({
+    requestIndex: true, purpose: true, occurrence: true, afterEvent: true, afterSeq: true, turn: true, step: true, route: true,
+    promptTokensAtLeast: true, maxTokensAbove: true, hasImages: true, atVirtualMs: true,
+  }) },
   FaultParams: { pointer: 'FaultParams', keys: keysOf<FaultParams>({
     code: true, message: true, status: true, offloadImages: true, delivery: true, chunks: true, retryAfterMs: true, count: true, contextWindow: true,
-    switchTo: true,
+    switchTo: true, body: true, headers: true, codes: true,
   }) },
   ManualAction: { pointer: 'ManualAction', keys: ['action'] },
   CompactNowAction: { pointer: 'CompactNowAction', keys: keysOf<CompactNowAction>({ action: true, afterTurn: true, sourceCommandId: true }) },
@@ -319,7 +325,7 @@ const unions: Array<{ pointer: string; members: string[] }> = [
   { pointer: 'TurnOutcomeKind', members: membersOf<TurnOutcomeKind>({
     completed: true, blocked: true, 'max-tokens': true, aborted: true, error: true, interrupted: true,
   }) },
-  { pointer: 'FaultParams/properties/delivery', members: membersOf<FaultDelivery>({ 'before-headers': true, 'after-headers': true, 'after-chunks': true }) },
+  { pointer: 'FaultParams/properties/delivery', members: membersOf<FaultDelivery>({ 'before-headers': true, 'after-headers': true, 'after-chunks': true, 'after-timeout': true }) },
   { pointer: 'RequestPattern/properties/purpose', members: membersOf<NonNullable<RequestPattern['purpose']>>({
     conversation: true, compaction: true, 'session-title': true,
   }) },
