@@ -29,9 +29,9 @@ describe('sim run', () => {
     expect(run.stderr).not.toContain('Replay:')
     expect(run.exitCode).toBe(0)
     const report = JSON.parse(run.stdout) as RunReport
-    expect(report.summary).toEqual({ total: 3, passed: 3, failed: 0, skipped: 0, error: 0 })
+    expect(report.summary).toEqual({ total: 4, passed: 4, failed: 0, skipped: 0, error: 0 })
     expect(report.scenarios.map((s) => [s.name, s.status, s.counts?.brackets])).toEqual([
-      ['basic-pressure', 'passed', 1], ['no-pressure', 'passed', 0], ['overflow-recovery', 'passed', 1],
+      ['anthropic-wire', 'passed', 2], ['basic-pressure', 'passed', 1], ['no-pressure', 'passed', 0], ['overflow-recovery', 'passed', 1],
     ])
     expect(JSON.parse(await readFile(join(out, 'report.json'), 'utf8'))).toEqual(report)
     const names = (await readdir(out)).sort()
@@ -55,7 +55,7 @@ describe('sim run', () => {
     expect([first.exitCode, second.exitCode]).toEqual([0, 0])
     expect(second.stdout).toBe(first.stdout)
     const filesA = await filesOf(a)
-    expect(filesA.length).toBe(12)
+    expect(filesA.length).toBe(15)
     expect(await filesOf(b)).toEqual(filesA)
     expect((JSON.parse(first.stdout) as RunReport).scenarios.every((s) => s.seed === 123)).toBe(true)
   })
