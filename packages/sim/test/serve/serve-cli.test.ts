@@ -114,7 +114,7 @@ describe('sim serve: the official clients as adapters of a session with an injec
     const session = await runSdkSession(scenario, transcript, new OpenAiSdkAdapter(client, routes), dir, 'openai-sdk')
     expect(session.outcomes.map((o) => o.kind)).toEqual(['completed', 'completed'])
     expect(session.requests.map((r) => [r.purpose, r.outcome, r.failureCode ?? null])).toEqual([
-      ['conversation', 'stop', null], ['conversation', 'stop', null], ['conversation', 'error', 'CONTEXT_WINDOW_EXCEEDED'],
+      ['conversation', 'tool-calls', null], ['conversation', 'stop', null], ['conversation', 'error', 'CONTEXT_WINDOW_EXCEEDED'],
       ['compaction', 'stop', null], ['conversation', 'stop', null],
     ])
     const check = await runSim(['check', session.logPath, '--requests', session.requestsPath])
@@ -137,7 +137,7 @@ describe('sim serve: the official clients as adapters of a session with an injec
     const routes = [{ provider: scenario.provider.name, model: scenario.provider.model, contextWindow: 8000 }]
     const session = await runSdkSession(scenario, transcript, new AnthropicSdkAdapter(client, routes), dir, 'anthropic-sdk')
     expect(session.outcomes.map((o) => o.kind)).toEqual(['completed', 'completed'])
-    expect(session.requests.map((r) => r.failureCode ?? r.outcome)).toEqual(['stop', 'stop', 'CONTEXT_WINDOW_EXCEEDED', 'stop', 'stop'])
+    expect(session.requests.map((r) => r.failureCode ?? r.outcome)).toEqual(['tool-calls', 'stop', 'CONTEXT_WINDOW_EXCEEDED', 'stop', 'stop'])
     const check = await runSim(['check', session.logPath, '--requests', session.requestsPath])
     expect(check.stdout).toContain('ok no violations')
     expect(check.exitCode).toBe(0)

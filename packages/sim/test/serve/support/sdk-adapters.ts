@@ -209,9 +209,17 @@ export class AnthropicSdkAdapter implements LlmAdapter {
 
   async *stream(options: GenerateOptions): AsyncIterable<StreamChunk> {
     const system = options.messages.filter((m) => m.role === 'system').map((m) => text(m.content, 'text')).join('\n')
-    const messages = options.messages.filter((m) => m.role !== 'system').map((m): Anthropic.MessageParam => ({
-      role: m.role === 'assistant' ? 'assistant' : 'user', content: anthropicContent(m.content),
-    }))
+    // Consecutive messages of one role (parallel tool results, the compaction instruction) share one turn:
+    // the mock enforces Anthropic's strict role alternation (issue #15), as gateways in front of it do.
+    const messages: Anthropic.MessageParam[] = []
+    for (const m of options.messages) {
+      if (m.role === 'system') continue
+      const role = m.role === 'assistant' ? 'assistant' : 'user'
+      const content = anthropicContent(m.content)
+      const last = messages.at(-1)
+      if (last !== undefined && last.role === role && Array.isArray(last.content) && Array.isArray(content)) last.content.push(...content)
+      else messages.push({ role, content })
+    }
     const b = new BlockBuilder()
     let finish: StreamChunk | undefined
     let usage: TokenUsage | undefined
