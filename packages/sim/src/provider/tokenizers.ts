@@ -158,9 +158,14 @@ function encodingOf(name: 'o200k_base' | 'cl100k_base'): BpeEncoding {
   let encoding = loaded.get(name)
   if (encoding === undefined) {
     const require = createRequire(import.meta.url)
-    encoding = (name === 'o200k_base'
-      ? require('gpt-tokenizer/cjs/encoding/o200k_base')
-      : require('gpt-tokenizer/cjs/encoding/cl100k_base')) as BpeEncoding
+    try {
+      encoding = (name === 'o200k_base'
+        ? require('gpt-tokenizer/cjs/encoding/o200k_base')
+        : require('gpt-tokenizer/cjs/encoding/cl100k_base')) as BpeEncoding
+    } catch (err) {
+      // gpt-tokenizer is an optional peer (its tables are ~50 MB): only BPE routes need it.
+      throw new Error(`tokenizer ${name} needs the optional peer gpt-tokenizer: npm i -D gpt-tokenizer@3.4.0`, { cause: err })
+    }
     loaded.set(name, encoding)
   }
   return encoding

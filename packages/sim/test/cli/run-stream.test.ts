@@ -46,7 +46,7 @@ describe('sim run streams its results', () => {
       ['smoke--basic-pressure.jsonl', 'smoke--no-pressure.jsonl'],
       ['smoke--basic-pressure.jsonl', 'smoke--no-pressure.jsonl', 'smoke--overflow-recovery.jsonl'],
     ])
-    expect(stdout.map((w) => w.report)).toEqual([false, false, false, false, true])
+    expect(stdout.map((w) => w.report)).toEqual([false, false, false, false, false, true])
     const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as RunReport
     expect(stdout.map((w) => w.text).join('')).toBe(renderPretty(report, { color: false, ci: true }))
   })
@@ -65,8 +65,8 @@ describe('sim run streams its results', () => {
         .replace(/run-own-[0-9a-f]{10}/g, 'run-own-<id>') // the id hashes the file list, which holds the random <tmp>
     expect(shown('stdout')).toMatchInlineSnapshot(`
       "compaction-sim 0.1.0 · run run-own-<id> · seed per scenario
-      [1/2 <t>s] PASS  scenarios/smoke/no-pressure.yaml no-pressure [reference seed=1] brackets=0 prunes=0 offloads=0 retries=0 pressure=0.1% (148/128000 tokens)
-      [2/2 <t>s] FAIL  <tmp>/wrong.yaml no-pressure [reference seed=1] brackets=0 prunes=0 offloads=0 retries=0 pressure=0.1% (148/128000 tokens)
+      [1/2 <t>s] PASS  scenarios/smoke/no-pressure.yaml no-pressure [reference seed=1] brackets=0 prunes=0 offloads=0 retries=0 pressure=0.1% (148/128000 tokens) drift=max +0.00% mean -16.13%
+      [2/2 <t>s] FAIL  <tmp>/wrong.yaml no-pressure [reference seed=1] brackets=0 prunes=0 offloads=0 retries=0 pressure=0.1% (148/128000 tokens) drift=max +0.00% mean -16.13%
         ✗ counts.brackets: expected 2, got 0
 
       Summary: 2 scenarios: 1 passed, 1 failed, 0 skipped, 0 error
@@ -77,7 +77,7 @@ describe('sim run streams its results', () => {
       "sim run: 2 scenarios, seed of each scenario, output <tmp>/tty
       reports: <tmp>/tty/report.json, report.md, junit.xml
       1 failure:
-      FAIL  <tmp>/wrong.yaml no-pressure [reference seed=1] brackets=0 prunes=0 offloads=0 retries=0 pressure=0.1% (148/128000 tokens) — counts.brackets: expected 2, got 0
+      FAIL  <tmp>/wrong.yaml no-pressure [reference seed=1] brackets=0 prunes=0 offloads=0 retries=0 pressure=0.1% (148/128000 tokens) drift=max +0.00% mean -16.13% — counts.brackets: expected 2, got 0
       Replay: pnpm sim run <tmp>/wrong.yaml --seed 1
       "
     `)

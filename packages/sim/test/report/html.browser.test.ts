@@ -147,7 +147,7 @@ describe('sim run --reporter html in headless Chromium', () => {
     // 2 (input error: the invalid scenario) outranks 1 (failed scenarios).
     expect(run.exitCode, run.stderr).toBe(2)
     expect(run.stderr).toContain('index.html')
-    expect(report.summary).toMatchObject({ total: 8, error: 1 })
+    expect(report.summary).toMatchObject({ total: 9, error: 1 })
     expect(report.summary.failed).toBeGreaterThan(0)
     expect(report.summary.passed).toBeGreaterThan(0)
     // Run order interleaves them, so failed-first is a real reordering.
@@ -166,7 +166,9 @@ describe('sim run --reporter html in headless Chromium', () => {
       expect(problems).toEqual([])
       const shown = failedFirst(report.scenarios)
       const ran = shown.filter((s) => s.timeline !== undefined)
-      expect(ran.length).toBe(report.scenarios.length - 1)
+      // The invalid scenario and the skipped ones (the example subject lacks anthropicWire) have no timeline.
+      expect(report.summary.skipped).toBe(1)
+      expect(ran.length).toBe(report.scenarios.length - 1 - report.summary.skipped)
       expect(rendered.svgTotal).toBe(2 * ran.length)
       // One matrix per scenario folder: smoke, cache and the invalid scenario's.
       expect(rendered.matrixTables).toBe(3)
@@ -179,7 +181,7 @@ describe('sim run --reporter html in headless Chromium', () => {
         expect(section.status).toBe(scenario.status)
         const timeline = scenario.timeline
         if (timeline === undefined) {
-          expect(scenario.status).toBe('error')
+          expect(['error', 'skipped']).toContain(scenario.status)
           expect(section.svgSizes).toEqual([])
           return
         }
@@ -231,7 +233,7 @@ describe('sim run --reporter html in headless Chromium', () => {
       // Every `#` link has its target; every other link is a scenario artifact that exists in the output folder.
       expect(layout.anchors).toEqual([])
       const withArtifacts = report.scenarios.filter((s): s is ScenarioReport & { artifacts: ScenarioArtifacts } => s.artifacts !== undefined)
-      expect(withArtifacts.length).toBe(report.scenarios.length - 1)
+      expect(withArtifacts.length).toBe(report.scenarios.length - 1 - report.summary.skipped)
       // Three links (log, manifest, capture) in the summary table and three in the scenario's section.
       expect(layout.links.length).toBe(6 * withArtifacts.length)
       for (const link of layout.links) {
