@@ -54,6 +54,7 @@ describe('automatic entry points (§3.5, §3.6)', () => {
     const plain = bench({ prefix: 14 })
     expect(await rejectionOf(plain.engine.compactIfNeeded('context-overflow'))).toMatchObject({ code: 'summary' })
     expect(plain.written()).toEqual(['compaction/start', 'compaction/end'])
+    expectBracketInvariants(b.log)
   })
 })
 
@@ -104,6 +105,7 @@ describe('manual compaction (§3.7, §7.9 – §7.11)', () => {
     expect(err).toMatchObject({ code: 'cancelled', message: 'cancelled: agent disposed', cause: agentReason })
     expect(m.written()).toEqual(['compaction/start', 'compaction/end'])
     expect(a.released).toBe(1)
+    expectBracketInvariants(m.log)
   })
 
   it('the caller aborting first, then the agent → the caller\'s exact reason', async () => {
