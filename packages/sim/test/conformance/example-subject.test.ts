@@ -2,7 +2,9 @@
  * Issue #11 "done when": the example user subject (`examples/subject-core-adapter/`) passes
  * `sim conform --level must` over the whole pack, skipping only what its declared features leave out; the
  * deliberately broken copy (checkpoint provenance stored reversed) fails with INV-14 and nothing else, and
- * `--reporter github` annotates the pack file and writes the job summary.
+ * `--reporter github` annotates the pack file and writes the job summary. The second broken copy (a request
+ * builder that drops old tool results, `broken-pairing/`) is refused by the mock's strict pairing validation on
+ * `scenarios/world/pairing-rejection-broken-adapter.yaml` (issue #15), which the reference subject passes.
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -12,6 +14,8 @@ import { REPO_ROOT, runSim, tempDir } from '../cli/run-sim.ts'
 
 const EXAMPLE = join(REPO_ROOT, 'examples/subject-core-adapter/subject.ts')
 const BROKEN = join(REPO_ROOT, 'examples/subject-core-adapter/broken/subject.ts')
+const BROKEN_PAIRING = join(REPO_ROOT, 'examples/subject-core-adapter/broken-pairing/subject.ts')
+const PAIRING_SCENARIO = join(REPO_ROOT, 'scenarios/world/pairing-rejection-broken-adapter.yaml')
 
 let tmp: { dir: string; cleanup: () => Promise<void> }
 beforeAll(async () => { tmp = await tempDir() })
@@ -62,4 +66,41 @@ describe('sim conform with the example subject', () => {
     expect(await readFile(summary, 'utf8')).toMatch(/^## ❌ conformance compaction-sim-conformance v1 \(must\) · core-adapter-example-broken: 1\/3 passed/)
     expect(run.stderr).toContain('core-adapter-example-broken does NOT conform at level must')
   }, 300_000)
+})
+
+describe('the broken-pairing example subject against strict provider pairing (issue #15)', () => {
+  /** The scenario's one report entry, run under `subject`. */
+  async function runPairing(subject: string, dir: string): Promise<{ exitCode: number; scenario: RunReport['scenarios'][number] }> {
+    const outDir = join(tmp.dir, dir)
+    const run = await runSim(['run', PAIRING_SCENARIO, '--subject', subject, '--reporter', 'json', '--out-dir', outDir])
+    const report = JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8')) as RunReport
+    const [scenario] = report.scenarios
+    if (scenario === undefined) throw new Error(`no scenario in the report: ${run.stderr}`)
+    return { exitCode: run.exitCode, scenario }
+  }
+  const failed = (s: RunReport['scenarios'][number]): string[] =>
+    s.expectations.filter((e) => !e.passed).map((e) => `${e.name}: expected ${e.expected}, got ${e.actual}`)
+
+  it('the reference subject keeps every pair: the scenario passes with no rejection', async () => {
+    const { exitCode, scenario } = await runPairing('reference', 'pairing-reference')
+    expect(exitCode).toBe(0)
+    expect(scenario.status).toBe('passed')
+    expect(failed(scenario)).toEqual([])
+  }, 120_000)
+
+  it('the trimming request builder provokes the real 400 pairing rejection; the scenario fails on it', async () => {
+    const { exitCode, scenario } = await runPairing(`module:${BROKEN_PAIRING}`, 'pairing-broken')
+    expect(exitCode).toBe(1)
+    expect(scenario.status).toBe('failed')
+    expect(scenario.subject).toBe('core-adapter-example-broken-pairing')
+    // Turn 1 carries two tool results (kept); from turn 2 on the oldest result is dropped and its call is left unanswered.
+    expect(failed(scenario)).toEqual([
+      'outcome[1]: expected completed, got error (UNKNOWN)',
+      'outcome[2]: expected completed, got error (UNKNOWN)',
+      'rejections.pairing: expected 0, got 2 (requests #4 UNKNOWN; #5 UNKNOWN)',
+      'rejections.total: expected 0, got 2 (requests #4 UNKNOWN; #5 UNKNOWN)',
+    ])
+    expect(scenario.violations).toEqual([]) // the log is right; only the wire is wrong
+    // `rejections.pairing` counts the mock's captures by rejectionKind: both refusals are strict pairing, none a window or a fault.
+  }, 120_000)
 })

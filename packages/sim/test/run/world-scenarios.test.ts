@@ -1,0 +1,33 @@
+/**
+ * Figures of the `scenarios/world/` scenarios (issue #15) that the `expect:` grammar cannot state: the sign of
+ * the meter-vs-provider drift in report.json, and that the provider accepted a request the subject's own §2.2
+ * meter priced above the route's window (`cl100k-drift-no-overflow.yaml`).
+ */
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { RunReport } from '../../src/report/types.ts'
+import { REPO_ROOT, runSim, tempDir } from '../cli/run-sim.ts'
+
+let tmp: { dir: string; cleanup: () => Promise<void> }
+beforeAll(async () => { tmp = await tempDir() })
+afterAll(async () => { await tmp.cleanup() })
+
+describe('scenarios/world/cl100k-drift-no-overflow.yaml', () => {
+  it('cl100k_base counts English prose below the meter: negative drift, and a prompt over the window by the meter is accepted', async () => {
+    const outDir = join(tmp.dir, 'cl100k')
+    const run = await runSim(['run', join(REPO_ROOT, 'scenarios/world/cl100k-drift-no-overflow.yaml'), '--reporter', 'json', '--out-dir', outDir])
+    expect(run.exitCode, run.stderr).toBe(0)
+    const report = JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8')) as RunReport
+    const [scenario] = report.scenarios
+    expect(scenario?.status).toBe('passed')
+    expect(scenario?.drift).toEqual({ requests: 3, meanPct: -32.33, maxPct: -25.23, maxRequest: 0, minPct: -41.6 })
+    const requests = (await readFile(join(outDir, scenario?.artifacts?.requests ?? ''), 'utf8')).trim().split('\n')
+      .map((l) => JSON.parse(l) as { meterTokensAtDispatch?: number; providerPromptTokens?: number })
+    const window = 600
+    const last = requests.at(-1)
+    // The meter prices the last request above the 600-token window; the provider counts it below and accepts it.
+    expect([last?.meterTokensAtDispatch, last?.providerPromptTokens]).toEqual([693, 484])
+    expect((last?.meterTokensAtDispatch ?? 0) > window && (last?.providerPromptTokens ?? Infinity) < window).toBe(true)
+  }, 120_000)
+})
