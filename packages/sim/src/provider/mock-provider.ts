@@ -10,8 +10,7 @@
  *
  * Every valid chat request is captured (headers redacted) before it is answered; its outcome comes from
  * the `ReplyPlan`, or — with `routes` — from the route's enforcement (`enforce.ts`) when a rule rejects it
- * (the plan is then not consumed), or — with `enforceContextWindow` — from the model's window when the
- * prompt estimate exceeds it. A route's usage mode shapes the usage the writers send. Deterministic: ids are `<idPrefix>-<index>`, `created` comes from the injected clock, and
+ * (the plan is then not consumed; the window rule is one of them). A route's usage mode shapes the usage the writers send. Deterministic: ids are `<idPrefix>-<index>`, `created` comes from the injected clock, and
  * nothing depends on the wall clock or on timing. Fault delivery follows `PlannedOutcome`; a planned
  * network error is `Response.error()`, which every mount turns into a failure before headers.
  */
@@ -39,7 +38,7 @@ import { parseChatRequest, redactedHeaders, WireRequestError } from './wire-requ
 import { enforcedOutcome } from './enforce.ts'
 import type { MockRoute } from './route.ts'
 import { createTokenizer, type ProviderTokenizer } from './tokenizers.ts'
-import { completionBody, hasUsageChunk, overflowRejection, replyEvents, type ChunkContext } from './wire-response.ts'
+import { completionBody, hasUsageChunk, replyEvents, type ChunkContext } from './wire-response.ts'
 
 /** Options of `MockProvider` as given; `resolveMockProviderOptions` fills the defaults. */
 export interface MockProviderOptions {
@@ -61,8 +60,6 @@ export interface MockProviderOptions {
   acceptUnknownModels?: boolean
   /** Largest SSE delta piece in UTF-16 units. Default 64. */
   deltaChars?: number
-  /** Reject (overflow, §1.2.2) a request whose prompt estimate exceeds its model's window. Default false. */
-  enforceContextWindow?: boolean
   /** Prefix of completion ids. Default `chatcmpl-mock` (`msg_mock` on the anthropic wire). */
   idPrefix?: string
   /** Bound on captured requests; further chat requests get HTTP 500. Default 100 000. */
@@ -81,7 +78,6 @@ export interface MockProviderSpec {
   readonly routes: ReadonlyMap<string, MockRoute>
   readonly acceptUnknownModels: boolean
   readonly deltaChars: number
-  readonly enforceContextWindow: boolean
   readonly idPrefix: string
   readonly requestsMax: number
   readonly cache: CacheContractSpec
@@ -101,7 +97,6 @@ const OPTION_KEYS: ReadonlySet<string> = new Set([
   'routes',
   'acceptUnknownModels',
   'deltaChars',
-  'enforceContextWindow',
   'idPrefix',
   'requestsMax',
   'cache',
@@ -140,7 +135,6 @@ export function resolveMockProviderOptions(options: MockProviderOptions): MockPr
     routes,
     acceptUnknownModels: options.acceptUnknownModels ?? false,
     deltaChars,
-    enforceContextWindow: options.enforceContextWindow ?? false,
     idPrefix: options.idPrefix ?? (options.wire === 'anthropic' ? 'msg_mock' : 'chatcmpl-mock'),
     requestsMax,
     cache: options.cache ?? resolveCacheContract(),
@@ -336,13 +330,6 @@ export class MockProvider {
     if (enforced !== null) {
       this.spec.plan.observe?.(parsed)
       outcome = enforced
-    } else if (this.spec.enforceContextWindow && modelInfo !== undefined && estimate.promptTokens > modelInfo.contextWindow) {
-      outcome = {
-        kind: 'reject',
-        rejection: overflowRejection(this.spec.wire, modelInfo.contextWindow, estimate.promptTokens),
-        expectedCode: 'CONTEXT_WINDOW_EXCEEDED',
-        rejectionKind: 'window',
-      }
     } else {
       try {
         outcome = this.spec.plan.next(parsed)

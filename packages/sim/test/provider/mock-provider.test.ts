@@ -10,7 +10,10 @@ import { MockProvider, MockProviderConfigError } from '../../src/provider/mock-p
 import { ReplyPlanExhaustedError, TranscriptReplyPlan } from '../../src/provider/transcript-plan.ts'
 import type { PlannedOutcome, ReplyPlan } from '../../src/provider/types.ts'
 import { splitText } from '../../src/provider/wire-response.ts'
-import { CLOCK, MODELS, adapter, call, failureOf, msg, prompt, provider, run } from './support.ts'
+import { ENFORCE_ALL, NO_IMAGE_LIMITS } from '../../src/provider/enforce.ts'
+import type { MockRoute } from '../../src/provider/route.ts'
+import { BUILTIN_SUMMARIZER } from '../../src/provider/summarizers.ts'
+import { CLOCK, ListPlan, MODELS, adapter, call, failureOf, msg, prompt, provider, run } from './support.ts'
 
 const BASE = 'http://direct.mock/v1'
 const post = (body: unknown, headers: Record<string, string> = {}): Request =>
@@ -157,8 +160,12 @@ describe('MockProvider capture and SSE framing', () => {
 })
 
 describe('MockProvider outcomes', () => {
-  it('rejects with the provider overflow when enforceContextWindow sees a prompt above the window', async () => {
-    const p = provider('openai', [], { enforceContextWindow: true })
+  it('rejects with the provider overflow when a route enforcing its window sees a prompt above it', async () => {
+    const route: MockRoute = {
+      model: 'mock-4k', wire: 'openai', contextWindow: 4000, maxOutputTokens: null, imageTokens: null, tokenizer: 'heuristic',
+      enforce: ENFORCE_ALL, imageLimits: NO_IMAGE_LIMITS, usage: 'reported', summarizer: BUILTIN_SUMMARIZER,
+    }
+    const p = new MockProvider({ wire: 'openai', plan: new ListPlan([]), clock: CLOCK, routes: [route], deltaChars: 8 })
     const llm = adapter('openai', BASE, { fetch: direct(p) })
     const failure = failureOf(await run(llm, call(prompt('x'.repeat(40_000)), { model: 'mock-4k' })))
     expect(failure).toMatchObject({ code: 'CONTEXT_WINDOW_EXCEEDED', status: 400 })
