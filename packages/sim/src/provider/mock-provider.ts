@@ -353,7 +353,8 @@ export class MockProvider {
       created: Math.floor(time / 1000),
       model: parsed.model,
       includeUsage: parsed.includeUsage,
-      usage: reply.usage ?? estimatedUsage(estimate, reply.blocks),
+      usage: reply.usage
+        ?? estimatedUsage(estimate, reply.blocks, providerPromptTokens, route === undefined ? undefined : this.tokenizer(route)),
       deltaChars: reply.deltaChars ?? this.spec.deltaChars,
       ...(route === undefined ? {} : { usageMode: route.usage }),
     })

@@ -69,13 +69,55 @@ export class PromptCacheModel {
   }
 }
 
-/** The usage the mock reports for a reply without scripted usage: uncached input, cache read, cache write, output. */
-export function estimatedUsage(estimate: PromptEstimate, blocks: readonly ContentBlock[]): TokenUsage {
+/**
+ * The usage the mock reports for a reply without scripted usage: uncached input, cache read, cache write, output,
+ * in the serving route's own units (a provider reports what *its* tokenizer counted). The prompt total is
+ * `providerPromptTokens`; the contract's cached and written parts are scaled to it by the same factor (floored),
+ * so a `heuristic` route — whose count is §9.2 `prompt(R)` exactly — reports the contract's figures unchanged.
+ * The output is the reply's blocks as `tokenizer` counts them (`replyOutputTokens` for §2.2 pricing).
+ */
+export function estimatedUsage(
+  estimate: PromptEstimate,
+  blocks: readonly ContentBlock[],
+  providerPromptTokens: number = estimate.promptTokens,
+  tokenizer?: OutputTokenizer,
+): TokenUsage {
+  const scale = (n: number): number =>
+    providerPromptTokens === estimate.promptTokens || estimate.promptTokens === 0
+      ? n
+      : Math.floor((n * providerPromptTokens) / estimate.promptTokens)
+  const cached = scale(estimate.cachedTokens)
+  const written = scale(estimate.writtenTokens)
   const usage: TokenUsage = {
-    inputTokens: estimate.promptTokens - estimate.cachedTokens - estimate.writtenTokens,
-    outputTokens: replyOutputTokens(blocks),
-    cacheReadTokens: estimate.cachedTokens,
+    inputTokens: providerPromptTokens - cached - written,
+    outputTokens: tokenizer === undefined || tokenizer.name === 'heuristic' ? replyOutputTokens(blocks) : outputTokensOf(tokenizer, blocks),
+    cacheReadTokens: cached,
   }
-  if (estimate.writtenTokens > 0) usage.cacheWriteTokens = estimate.writtenTokens
+  if (written > 0) usage.cacheWriteTokens = written
   return usage
+}
+
+/** What `estimatedUsage` needs of a provider tokenizer to count a reply. */
+export interface OutputTokenizer {
+  readonly name: string
+  textTokens(text: string): number
+}
+
+/** Output tokens of a reply as a non-§2.2 tokenizer counts them: its texts, tool names and arguments, plus 4. */
+function outputTokensOf(tokenizer: OutputTokenizer, blocks: readonly ContentBlock[]): number {
+  let sum = 4
+  for (const b of blocks) {
+    switch (b.type) {
+      case 'text':
+      case 'reasoning':
+        sum += tokenizer.textTokens(String(b['text']))
+        break
+      case 'tool-call':
+        sum += tokenizer.textTokens(String(b['name'])) + tokenizer.textTokens(String(b['arguments']))
+        break
+      default:
+        sum += tokenizer.textTokens(JSON.stringify(b))
+    }
+  }
+  return sum
 }
