@@ -126,3 +126,34 @@ describe('usage modes on the Anthropic wire', () => {
     expect('usage' in body).toBe(false)
   })
 })
+
+describe('usage in the route\'s own units', () => {
+  const reply0 = (text: string): PlannedOutcome => ({ kind: 'reply', reply: { blocks: [{ type: 'text', text }] } })
+  function routed(tokenizer: MockRoute['tokenizer'], outcomes: PlannedOutcome[]): MockProvider {
+    const route: MockRoute = {
+      model: 'w-1', wire: 'openai', contextWindow: 100000, maxOutputTokens: null, imageTokens: null, tokenizer,
+      enforce: ENFORCE_ALL, imageLimits: NO_IMAGE_LIMITS, usage: 'reported', summarizer: BUILTIN_SUMMARIZER,
+    }
+    return new MockProvider({ wire: 'openai', plan: new ListPlan(outcomes), clock: CLOCK, routes: [route], deltaChars: 64 })
+  }
+  // 40 CJK code points: `dense` counts one token each, the §2.2 heuristic ceil(40 / 4) = 10.
+  const cjk = '上下文压缩协议'.repeat(6).slice(0, 40)
+
+  it('a dense route reports the prompt its tokenizer counted (its capture figure), not the §9.2 heuristic price', async () => {
+    const p = routed('dense', [reply0(cjk)])
+    const body = (await (await post(p, { messages: [{ role: 'user', content: cjk }] })).json()) as { usage: { prompt_tokens: number; completion_tokens: number } }
+    const counted = p.captured[0]?.providerPromptTokens
+    expect(counted).toBeGreaterThan(40)
+    expect(body.usage.prompt_tokens).toBe(counted)
+    // the reply, 40 CJK code points, as dense counts it (+4 framing), not the heuristic's 10 + 4
+    expect(body.usage.completion_tokens).toBe(44)
+  })
+
+  it('a heuristic route reports exactly the §9.2 price (the cache contract figures, unscaled)', async () => {
+    const p = routed('heuristic', [reply0(cjk)])
+    const body = (await (await post(p, { messages: [{ role: 'user', content: cjk }] })).json()) as { usage: { prompt_tokens: number; completion_tokens: number } }
+    expect(body.usage.prompt_tokens).toBe(p.captured[0]?.providerPromptTokens)
+    expect(body.usage.prompt_tokens).toBeLessThan(40)
+    expect(body.usage.completion_tokens).toBeLessThan(44)
+  })
+})
