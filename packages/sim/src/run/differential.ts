@@ -186,12 +186,25 @@ export function compareLogs(base: LogSide, other: LogSide): DifferentialDifferen
     // the same wire system message, so only the estimated part (the checkpoint text since the anchor) differs.
     const anchored = baselineOf(base) === 'usage' && baselineOf(other) === 'usage'
     const d03 = anchored ? 0 : 4 * systemNodes
+    // Under two usage anchors, total = usage + (surface − the anchor's surface) (§2.5). The usage figures are the
+    // provider's own counts of requests that carried the framed texts — on a route whose tokenizer is not §2.2's the
+    // same texts cost the provider a different gap than the meter's — and the surface part holds the framed texts
+    // again, in meter units, exactly when they arrived after the anchor's `S` (the surface at its step/start, e.g. an
+    // overflow recovery inside the step). So the gap is the usage gap plus 0 or the meter's framing gap, and only
+    // when some framed text differs at all.
+    const usageGap = anchored ? anchorTokens(base) - anchorTokens(other) : 0
+    const framed = framing !== 0 || marker !== 0
     const rules = [
       ...(d03 === 0 ? [] : ['D-03']), ...(framing === 0 ? [] : ['§14.1 checkpoint framing']), ...(marker === 0 ? [] : ['§14.1 pruning marker']),
     ]
-    const rule = a.tokens - b.tokens === d03 + framing + marker && rules.length > 0 ? rules.join(' + ') : null
+    const gap = a.tokens - b.tokens
+    const fits = anchored && usageGap !== 0
+      ? framed && (gap === usageGap || gap === usageGap + framing + marker)
+      : gap === d03 + framing + marker
+    const rule = fits && rules.length > 0 ? rules.join(' + ') : null
     const note = `gap ${a.tokens - b.tokens} tokens; D-03 predicts ${d03} (4 per system message${anchored ? '; both usage-anchored: 0' : ''}), `
       + `checkpoint framing ${framing}, prune marker ${marker}`
+      + (anchored && usageGap !== 0 ? `, usage anchors ${usageGap} (the provider's count of the framed texts${framed ? '' : ', but no framed text differs'})` : '')
     add('pressure', rule, note, a.tokens, b.tokens)
   }
   return diffs
@@ -291,6 +304,12 @@ function cascade(base: LogSide, other: LogSide, rule: string): DifferentialDiffe
 /** The meter's baseline kind at the end of the log (§2.5): usage, estimated or none. */
 function baselineOf(side: LogSide): string {
   return new TokenMeter({ events: side.events }, { dialect: side.dialect }).measure().baseline.kind
+}
+
+/** The usage-anchored baseline's tokens at the end of the log (§2.5; 0 when the baseline is not `usage`). */
+function anchorTokens(side: LogSide): number {
+  const { baseline } = new TokenMeter({ events: side.events }, { dialect: side.dialect }).measure()
+  return baseline.kind === 'usage' ? baseline.tokens : 0
 }
 
 /**

@@ -31,3 +31,23 @@ describe('scenarios/world/cl100k-drift-no-overflow.yaml', () => {
     expect((last?.meterTokensAtDispatch ?? 0) > window && (last?.providerPromptTokens ?? Infinity) < window).toBe(true)
   }, 120_000)
 })
+
+describe('scenarios/world/ under reference and dsh', () => {
+  it('every world scenario the release can run is compared, and every difference is explained', async () => {
+    const outDir = join(tmp.dir, 'dsh')
+    const run = await runSim(['run', join(REPO_ROOT, 'scenarios/world'), '--subject', 'reference,dsh', '--reporter', 'json', '--out-dir', outDir])
+    expect(run.exitCode, run.stderr).toBe(0)
+    const report = JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8')) as RunReport
+    const differential = report.differential
+    expect(differential?.summary.unexplained).toBe(0)
+    // The drift scenarios anchor on usage in the provider's units: their pressure gaps are explained by framing.
+    const compared = differential?.scenarios.filter((s) => s.status === 'compared').map((s) => s.name) ?? []
+    expect(compared).toEqual(expect.arrayContaining(['meter-drift-o200k-overflow', 'dense-usage-anchor', 'meter-drift-dense-overflow', 'summary-route-small-window']))
+    const o200k = differential?.scenarios.find((s) => s.name === 'meter-drift-o200k-overflow')
+    expect(o200k?.differences.find((d) => d.aspect === 'pressure')).toMatchObject({ verdict: 'explained', rule: '§14.1 checkpoint framing' })
+    // Every skip names its §14 rule or says it is a harness limit.
+    for (const s of differential?.scenarios ?? []) {
+      if (s.status === 'skipped') expect(s.skipReason).toMatch(/§14|harness limit|anthropicWire/)
+    }
+  }, 240_000)
+})
