@@ -575,8 +575,12 @@ function unreplayableReport(
   scenario: ResolvedScenario, error: LogError | MeterReplayError, unfired: ReadonlyArray<{ fault: ResolvedFault; message: string }>,
   firedOf: (f: ResolvedFault) => number,
 ): ScenarioReport {
-  const where = error instanceof MeterReplayError ? `the reference meter stops at seq ${error.seq}` : 'core\'s log reader rejects the log'
-  const reason = error instanceof MeterReplayError ? error.message.replace(/^seq \d+: /, '') : error.message
+  // No file path in the text: the report stays the same wherever the artifacts go.
+  const at = error instanceof LogError ? error.location : null
+  const where = error instanceof MeterReplayError
+    ? `the reference meter stops at seq ${error.seq}`
+    : `core's log reader rejects ${at?.line === undefined ? 'the log' : `line ${at.line} of the log`}${at?.field === undefined ? '' : ` (field ${at.field})`}`
+  const reason = error instanceof MeterReplayError ? error.message.replace(/^seq \d+: /, '') : (error as LogError).reason
   if (check.violations.length === 0) {
     throw new Error(`the checker found no violation in a log core cannot replay (${where}: ${reason})`, { cause: error })
   }
