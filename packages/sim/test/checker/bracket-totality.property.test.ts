@@ -5,7 +5,8 @@
  * duplicated (one event or a whole bracket), with seqs kept as written or renumbered in write order (a writer
  * that assigns seqs as it goes, so later ranges point at the wrong events). For every such log:
  *
- * - `checkLog` returns a report: no check and no fold fails internally (that would be exit 3);
+ * - `checkLog` (given the run's manifest and request capture) returns a report: no check and no fold fails
+ *   internally (that would be exit 3);
  * - when core's reader or the §2.5 reference meter cannot replay the log (`LogError`, `MeterReplayError`), the
  *   checker reports at least one violation: `sim run` then fails the scenario with the checker's verdict
  *   instead of an error (`run-scenario.ts` `unreplayableReport`), so the checker may never be silent there.
@@ -15,7 +16,7 @@
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { EventLog, LogError, MeterReplayError, restoreSession, TokenMeter, type LogEvent, type RunManifest } from '@compaction-sim/core'
+import { EventLog, LogError, MeterReplayError, restoreSession, TokenMeter, type CapturedRequest, type LogEvent, type RunManifest } from '@compaction-sim/core'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { fcParams } from '../../../core/test/support/seed.ts'
@@ -37,7 +38,7 @@ const SCENARIOS = [
   'policy/compact-now-idle.yaml',
 ]
 
-interface Base { name: string; events: LogEvent[]; manifest: RunManifest }
+interface Base { name: string; events: LogEvent[]; manifest: RunManifest; requests: CapturedRequest[] }
 
 /** The event types an edit aims at (plus surface replacements): the bracket and what lands around it. */
 const ANCHOR_TYPES: ReadonlySet<string> = new Set([
@@ -134,21 +135,23 @@ describe('the checker gives a verdict on every reordered, dropped or duplicated 
       const read = async (name: string): Promise<string> => readFile(join(outDir, name), 'utf8')
       const events = (await read(report.artifacts.log)).trimEnd().split('\n').map((l) => JSON.parse(l) as LogEvent)
       const manifest = JSON.parse(await read(report.artifacts.manifest)) as RunManifest
-      bases.push({ name: file, events, manifest })
+      const requests = (await read(report.artifacts.requests)).trimEnd().split('\n').map((l) => JSON.parse(l) as CapturedRequest)
+      bases.push({ name: file, events, manifest, requests })
     }
     // A crash right after the first summary, restored by core (§11.4): repair closers, an end-seed, a stale bracket.
     const first = bases[0] as Base
     const cut = first.events.findIndex((e) => e.type === 'compaction/summary') + 1
     let time = (first.events[cut - 1] as LogEvent).time
     const restored = restoreSession(first.events.slice(0, cut), { dialect: 'seed', clock: () => (time += 5) }).log.events
-    bases.push({ name: 'restored-after-summary', events: [...restored], manifest: { ...first.manifest, crashes: [{ afterSeq: cut - 1 }] } as RunManifest })
+    const manifest = { ...first.manifest, crashes: [{ afterSeq: cut - 1 }] } as RunManifest
+    bases.push({ name: 'restored-after-summary', events: [...restored], manifest, requests: first.requests.filter((r) => r.logRevisionAtDispatch < cut) })
   }, 300_000) // seven reference runs in-process: a liveness bound for a loaded machine
 
   afterAll(async () => { await tmp.cleanup() })
 
   it('the unmutated bases are clean and replayable (the property starts from valid logs)', async () => {
     for (const base of bases) {
-      const r = await checkLog(base.events, { dialect: 'seed', manifest: base.manifest })
+      const r = await checkLog(base.events, { dialect: 'seed', manifest: base.manifest, requests: base.requests })
       expect(r.kind === 'report' ? [r.violations, r.internalErrors] : r, base.name).toEqual([[], []])
       expect(replayFailure(base.events), base.name).toBeNull()
     }
@@ -160,7 +163,8 @@ describe('the checker gives a verdict on every reordered, dropped or duplicated 
     await fc.assert(fc.asyncProperty(fc.nat(), fc.array(editArb, { minLength: 1, maxLength: 3 }), fc.boolean(), async (pick, edits, renumber) => {
       const base = bases[pick % bases.length] as Base
       const events = mutate(base.events, edits, renumber)
-      const r = await checkLog(events, { dialect: 'seed', manifest: base.manifest })
+      // The run's own capture goes with the mutated log: INV-39/43/44 judge requests against events that moved.
+      const r = await checkLog(events, { dialect: 'seed', manifest: base.manifest, requests: base.requests })
       if (r.kind !== 'report') throw new Error(`in-memory events gave an input error: ${r.error.message}`)
       expect(r.internalErrors).toEqual([])
       const failure = replayFailure(events)
