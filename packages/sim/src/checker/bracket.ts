@@ -5,10 +5,12 @@
  */
 import {
   CHECKPOINT_CLOSE_TAG, CHECKPOINT_OPEN_TAG, CHECKPOINT_PREAMBLE, deriveEventMessage, fixedPrice, jsonEqual, TOOL_OUTCOME_UNKNOWN,
-  type ContentBlock, type LogEvent, type SessionEvent,
+  type ContentBlock, type LogEvent, type MessageSource, type SessionEvent,
 } from '@compaction-sim/core'
 import type { BracketState, CheckerModel } from './model.ts'
-import { at, blockText, hasFault, hasNonWhitespace, isCheckpointEvent, isCheckpointSource, sameSeqs, seqList, sourceField, summaryBefore } from './support.ts'
+import {
+  at, blockText, hasFault, hasNonWhitespace, isCheckpointEvent, isCheckpointSource, missingEndSeedNote, sameSeqs, seqList, sourceField, summaryBefore,
+} from './support.ts'
 import type { InvariantCheck } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
@@ -30,11 +32,11 @@ const inv10: Check = {
   statement: 'Bracket pairing and identity: start only when no bracket is open in the lifecycle; summary, summary-error and end only inside the open bracket with its compactionId and sourceCommandId; end.turn equals start.turn; ids are non-empty.',
   create: (_ctx, r) => ({
     types: BRACKET_TYPES,
-    before: (event, _item, m) => {
+    before: (event, item, m) => {
       const e = event as BracketEvent
       const b = m.bracket
       if (e.type === 'compaction/start') {
-        if (b !== null) r.violation(e.seq, `compaction/start ${e.data.compactionId} while bracket ${b.start.data.compactionId} (${at(b.start.seq)}) is still open`)
+        if (b !== null) r.violation(e.seq, `compaction/start ${e.data.compactionId} while bracket ${b.start.data.compactionId} (${at(b.start.seq)}) is still open${missingEndSeedNote(item, m)}`)
         return
       }
       if (b === null) {
@@ -99,7 +101,7 @@ const inv11: Check = {
           case 'turn/end':
             if (b !== null && !item.repair) {
               const id = b.start.data.compactionId
-              crossing(event.seq, `${event.type} while bracket ${id} (${at(b.start.seq)}) is open`, id)
+              crossing(event.seq, `${event.type} while bracket ${id} (${at(b.start.seq)}) is open${missingEndSeedNote(item, m)}`, id)
             }
             return
           case 'user/message':
@@ -188,6 +190,16 @@ const inv14: Check = {
   family: 'bracket',
   statement: 'Checkpoint provenance and correlation: compact source with the bracket\'s ids, span equal to the summary\'s shadowedRange, sourceEventSeqs exactly [startSeq, summarySeq, ...shadowedSeqs], and the fold shadows exactly shadowedSeqs.',
   create: (_ctx, r) => ({
+    // The replacement right after a summary stored under another type (its compact source, if any, is the input stage's).
+    input: (item, m) => {
+      const e = item.event
+      if (e === null || item.duplicate || e.type === 'user/message' || !('surfaceOp' in e) || typeof e.surfaceOp !== 'object') return
+      const prev = m.prevItem
+      if (prev === null || prev.duplicate || prev.event?.type !== 'compaction/summary' || prev.seq !== item.seq - 1) return
+      const data = e.data as { source?: MessageSource; message?: { source?: MessageSource } }
+      if (isCheckpointSource(data.source) || isCheckpointSource(data.message?.source)) return
+      r.violation(item.seq, `the replacement after compaction/summary ${at(prev.seq)} is stored as ${e.type}: the checkpoint is one user/message with source {kind:'plugin', plugin:'compact'} (§1.4.4)`)
+    },
     types: ['user/message'],
     before: (event, _item, m) => {
       const e = event as SessionEvent<'user/message'>

@@ -188,7 +188,31 @@ function decodeFileLine(l: LogLine, opts: DecodeOptions, options: InputOptions, 
   if (decoded.type === 'session') out.push(sequencer.next(judgeEvent(JSON.parse(l.text) as unknown, options, l.text), l.line))
   else if (l.text.length > 2 * NESTING_DEPTH_MAX && tooDeep(decoded)) {
     out.push(sequencer.next(opaque(decoded.seq, decoded.type, [depthProblem(decoded.seq)], l.text), l.line))
-  } else out.push(sequencer.nextOf(decoded, decoded.seq, decoded.type, NO_PROBLEMS, l.text, l.line))
+  } else out.push(sequencer.nextOf(decoded, decoded.seq, decoded.type, misfiledCheckpoint(decoded, decoded.type) ?? NO_PROBLEMS, l.text, l.line))
+}
+
+function isCompactSource(source: unknown): boolean {
+  if (typeof source !== 'object' || source === null) return false
+  const { kind, plugin } = source as { kind?: unknown; plugin?: unknown }
+  return kind === 'plugin' && plugin === 'compact'
+}
+
+/**
+ * INV-14's "the checkpoint is a `user/message`": an event of another type that carries the compact checkpoint
+ * source (§1.6) is a checkpoint stored under the wrong type. Judged per line, folded or not (an
+ * `assistant/message` checkpoint usually also lacks `turn`/`step` and is opaque to the fold).
+ */
+function misfiledCheckpoint(raw: unknown, type: string): InputProblem[] | null {
+  if (type === 'user/message' || typeof raw !== 'object' || raw === null) return null
+  const data = (raw as { data?: unknown }).data
+  if (typeof data !== 'object' || data === null) return null
+  // A user/message's data is its message; other surface types hold theirs under `message`.
+  const message = (data as { message?: unknown }).message
+  if (!isCompactSource((data as { source?: unknown }).source) && !(typeof message === 'object' && message !== null && isCompactSource((message as { source?: unknown }).source))) return null
+  return [{
+    id: 'INV-14', seq: seqOf(raw) ?? -1,
+    message: `a checkpoint (source {kind:'plugin', plugin:'compact'}) is stored as ${type}: the checkpoint is one user/message with that source and surfaceOp replace (§1.4.4, §1.6)`,
+  }]
 }
 
 /** A line the codec refused: a dropped torn tail, an input error, or an event judged for its problems. */
@@ -275,13 +299,14 @@ function judgeEvent(raw: unknown, options: InputOptions, text: string | undefine
   const source: unknown = text ?? raw
   if (tooDeep(raw)) return opaque(writtenSeq, type, [depthProblem(writtenSeq)], source)
   const opts = { dialect: options.dialect, knownTypes: options.knownTypes }
+  const misfiled = misfiledCheckpoint(raw, type)
   try {
     const event = validateEvent(raw, opts)
-    return { event, writtenSeq, type, problems: NO_PROBLEMS, source }
+    return { event, writtenSeq, type, problems: misfiled ?? NO_PROBLEMS, source }
   } catch (error) {
     if (!(error instanceof LogError)) throw error
   }
-  const problems: InputProblem[] = []
+  const problems: InputProblem[] = misfiled ?? []
   const folded = cloneOf(raw)
   const probe = cloneOf(raw)
   if (folded === undefined || probe === undefined) {

@@ -4,7 +4,7 @@
  */
 import type { LogEvent, SessionEvent } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
-import { at, isCheckpointSource, sourceField } from './support.ts'
+import { at, isCheckpointSource, missingEndSeedNote, sourceField } from './support.ts'
 import type { InvariantCheck } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
@@ -16,9 +16,9 @@ const inv45: Check = {
   statement: 'Lock discipline: no compaction/start while a live unmatched start exists (after the latest end-seed); a stale orphan blocks nothing.',
   create: (_ctx, r) => ({
     types: ['compaction/start'],
-    before: (e, _item, m) => {
+    before: (e, item, m) => {
       const lock = m.state.lock
-      if (lock.state === 'live') r.violation(e.seq, `compaction/start while the lock is live: ${lock.bracket.compactionId} (${at(lock.bracket.startSeq)}) is unmatched in this lifecycle`)
+      if (lock.state === 'live') r.violation(e.seq, `compaction/start while the lock is live: ${lock.bracket.compactionId} (${at(lock.bracket.startSeq)}) is unmatched in this lifecycle${missingEndSeedNote(item, m)}`)
     },
   }),
 }

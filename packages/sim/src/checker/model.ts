@@ -133,6 +133,12 @@ export class CheckerModel implements MeterSource, DeriveSource {
   prevItem: FoldItem | null = null
   /** Facts about the replacement folded last; null after any other event. */
   lastReplace: ReplaceFacts | null = null
+  /**
+   * Where a restore resumed the log without appending `session/end-seed` (§11.4), or null: an `interrupted`
+   * `turn/end` (only crash repair writes one) or the event right after a manifest crash, when no end-seed
+   * follows. Cleared at the next end-seed.
+   */
+  unsealedRestore: number | null = null
   /** Number of folded events; highest folded seq. */
   foldedCount = 0
   lastSeq = -1
@@ -234,6 +240,8 @@ export class CheckerModel implements MeterSource, DeriveSource {
     const op = 'surfaceOp' in e ? (e.surfaceOp as SurfaceOp | undefined) : undefined
     if (op !== undefined && isSurfaceType(e.type, this.dialect)) this.foldSurface(e, op)
     else this.foldLogOnly(e)
+    if (e.type === 'session/end-seed') this.unsealedRestore = null
+    else if (this.unsealedRestore === null && resumesWithoutEndSeed(item, this)) this.unsealedRestore = e.seq
     this.prevItem = item
   }
 
@@ -434,4 +442,17 @@ function whyNotNode(surface: SurfaceView, seq: number): string {
 /** The key of a route in capacity maps (`provider\u0000model`). */
 export function routeKeyOf(provider: string, model: string): string {
   return `${provider}\u0000${model}`
+}
+
+/**
+ * True when `item` shows a restore that appended no `session/end-seed` (§11.4): an `interrupted` `turn/end`
+ * outside a repair run (crash repair is its only writer, and a repair run ends at an end-seed), or the first
+ * event after a crash the manifest records that is neither a repair closer nor an end-seed.
+ */
+export function resumesWithoutEndSeed(item: FoldItem, m: CheckerModel): boolean {
+  const e = item.event
+  if (e === null || item.duplicate || item.repair || e.type === 'session/end-seed') return false
+  if (e.type === 'turn/end' && (e as SessionEvent<'turn/end'>).data.reason.kind === 'interrupted') return true
+  const prev = m.prevItem
+  return prev !== null && m.inputs.crashes.has(prev.seq)
 }

@@ -9,7 +9,7 @@ import {
 } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
 import { RequestCursor } from './requests.ts'
-import { at } from './support.ts'
+import { at, missingEndSeedNote } from './support.ts'
 import type { Applicability, InvariantCheck, Reporter, RunContext } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
@@ -27,7 +27,7 @@ const inv41: Check = {
   statement: 'Header canonical form and reasons: canonical headers; initial first, resume first after an end-seed, change iff different, series iff equal with an advanced epoch (or an explicit series request), startsSeries only on resume/change and iff the epoch advanced.',
   create: (ctx, r) => ({
     types: ['request/header'],
-    before: (event, _item, m) => {
+    before: (event, item, m) => {
       const e = event as SessionEvent<'request/header'>
       const raw = e.data.header
       if (raw.tools !== undefined && raw.tools.length === 0) r.violation(e.seq, 'the header carries an empty tools list (canonical form drops it)')
@@ -46,10 +46,10 @@ const inv41: Check = {
       else if (!headersEqual(folded.header, canonicalHeader(raw, ctx.dialect))) expected = 'change'
       else if (advanced && ctx.dialect === 'seed') expected = 'series'
       else {
-        r.violation(e.seq, `reason ${reason}, but the header equals the one in force (${at(folded.seq)}) and ${ctx.dialect === 'seed' ? 'no series boundary happened since' : 'the rc.8 dialect logs only changes'}: nothing is logged (§10.3)`)
+        r.violation(e.seq, `reason ${reason}, but the header equals the one in force (${at(folded.seq)}) and ${ctx.dialect === 'seed' ? 'no series boundary happened since' : 'the rc.8 dialect logs only changes'}: nothing is logged (§10.3)${missingEndSeedNote(item, m)}`)
         return
       }
-      if (reason !== expected) r.violation(e.seq, `reason ${reason}, expected ${expected}${folded === null ? ' (the first header of the log)' : ''}`)
+      if (reason !== expected) r.violation(e.seq, `reason ${reason}, expected ${expected}${folded === null ? ' (the first header of the log)' : missingEndSeedNote(item, m)}`)
       if (ctx.dialect !== 'seed') return
       const starts = e.data.startsSeries === true
       const allowed = expected === 'resume' || expected === 'change'

@@ -3,8 +3,8 @@
  * comparing seq lists, rendering seqs for messages, and reading the manifest's fault declarations (§13).
  */
 import type { ContentBlock, FaultSpec, LogEvent, MessageSource, SessionEvent } from '@compaction-sim/core'
-import type { CheckerModel } from './model.ts'
-import type { RunInputs } from './types.ts'
+import { resumesWithoutEndSeed, type CheckerModel } from './model.ts'
+import type { FoldItem, RunInputs } from './types.ts'
 
 /** True for a compact checkpoint source (§1.6 `isCompactCheckpointSource`). */
 export function isCheckpointSource(source: MessageSource | undefined): boolean {
@@ -66,4 +66,14 @@ export function blockText(block: ContentBlock | undefined): string | undefined {
 /** True when a text has a non-whitespace character. */
 export function hasNonWhitespace(text: string): boolean {
   return /\S/.test(text)
+}
+
+/**
+ * The cause to name when a violation is a consequence of a restore that appended no `session/end-seed`
+ * (§11.4): without it no new lifecycle began, so an orphan bracket stays live and the next header is no
+ * `resume`. Empty when the log shows no such restore before (or at) `item`.
+ */
+export function missingEndSeedNote(item: FoldItem, m: CheckerModel): string {
+  const s = m.unsealedRestore ?? (resumesWithoutEndSeed(item, m) ? item.seq : null)
+  return s === null ? '' : `; a restore resumed the log at ${at(s)} without appending session/end-seed (§11.4), so no new lifecycle began`
 }

@@ -372,6 +372,13 @@ export async function differentialOf(reports: readonly ScenarioReport[], outDir:
         scenarios.push(entry)
         continue
       }
+      const unreplayable = [base, other].find((r) => r.expectations.some((e) => e.name === 'replay' && !e.passed))
+      if (unreplayable !== undefined) {
+        entry.status = 'skipped'
+        entry.skipReason = `${unreplayable.subject}: its log cannot be replayed (see its violations)`
+        scenarios.push(entry)
+        continue
+      }
       const [x, y] = await Promise.all([eventsOf(base, outDir), eventsOf(other, outDir)])
       if (x === null || y === null) {
         entry.status = 'skipped'

@@ -68,16 +68,7 @@ export interface ExpectationInputs {
 /** One result per expectation item, in the order of the `expect` block. */
 export function evaluateExpectations(inputs: ExpectationInputs): ExpectationResult[] {
   const { expect } = inputs
-  const results: ExpectationResult[] = []
-  const chosen: readonly string[] | 'all' = expect.invariants
-  const selected = chosen === 'all' ? inputs.violations : inputs.violations.filter((v) => chosen.includes(v.id))
-  const ids = [...new Set(selected.map((v) => v.id))].sort()
-  results.push({
-    name: 'invariants',
-    passed: selected.length === 0,
-    expected: expect.invariants === 'all' ? 'no violation of any invariant' : `no violation of ${expect.invariants.join(', ')}`,
-    actual: selected.length === 0 ? 'none' : `${plural(selected.length, 'violation')}: ${ids.join(', ')}`,
-  })
+  const results: ExpectationResult[] = [invariantsExpectation(expect, inputs.violations)]
   expect.outcome?.forEach((want, i) => {
     const got = inputs.outcomes[i]
     const wanted = want.code === null ? want.kind : `${want.kind} (${want.code})`
@@ -112,6 +103,19 @@ export function evaluateExpectations(inputs: ExpectationInputs): ExpectationResu
   const { events, dialect, warnings, wire, requests } = inputs
   results.push(...evaluateMatcherExpectations({ expect, events, dialect, warnings, wire, requests }))
   return results
+}
+
+/** The `invariants` expectation: no violation of the invariants the scenario selects (all by default). */
+export function invariantsExpectation(expect: ExpectationInputs['expect'], violations: ExpectationInputs['violations']): ExpectationResult {
+  const chosen: readonly string[] | 'all' = expect.invariants
+  const selected = chosen === 'all' ? violations : violations.filter((v) => chosen.includes(v.id))
+  const ids = [...new Set(selected.map((v) => v.id))].sort()
+  return {
+    name: 'invariants',
+    passed: selected.length === 0,
+    expected: expect.invariants === 'all' ? 'no violation of any invariant' : `no violation of ${expect.invariants.join(', ')}`,
+    actual: selected.length === 0 ? 'none' : `${plural(selected.length, 'violation')}: ${ids.join(', ')}`,
+  }
 }
 
 /** True when `n` lies in the inclusive range. */

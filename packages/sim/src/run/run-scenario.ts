@@ -17,14 +17,14 @@ import { isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:pa
 import { performance } from 'node:perf_hooks'
 import { interceptRoutes } from '../provider/mount-intercept.ts'
 import {
-  EventLog, Seq, TokenMeter, assertNever, readLog, type CapturedRequest, type Dialect, type LogEvent, type RunManifest,
+  EventLog, LogError, MeterReplayError, Seq, TokenMeter, assertNever, readLog, type CapturedRequest, type Dialect, type LogEvent, type RunManifest,
 } from '@compaction-sim/core'
-import { checkLog } from '../checker/run.ts'
+import { checkLog, type CheckReport } from '../checker/run.ts'
 import { CheckInputError } from '../checker/run-inputs.ts'
 import type { MockProvider } from '../provider/mock-provider.ts'
 import {
   RUN_REPORT_SCHEMA_VERSION,
-  type ExpectationResult, type FinalPressure, type ReportedFault, type RunReport, type ScenarioReport, type ScenarioStatus,
+  type ExpectationResult, type FinalPressure, type ReportedFault, type RunReport, type ScenarioArtifacts, type ScenarioReport, type ScenarioStatus,
 } from '../report/types.ts'
 import { ScenarioError } from '../scenario/errors.ts'
 import { loadScenario } from '../scenario/load.ts'
@@ -35,7 +35,7 @@ import { missingFeatureReason } from '../subjects/features.ts'
 import { MODULE_CRASH_CHILD, SubjectModuleError, subjectModulePath } from '../subjects/module.ts'
 import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
 import type { Subject, SubjectSessionResult } from '../subjects/types.ts'
-import { countsOf, evaluateExpectations, outcomesOf } from './expectations.ts'
+import { countsOf, evaluateExpectations, invariantsExpectation, outcomesOf } from './expectations.ts'
 import { scenarioTranscript } from './transcript.ts'
 import { timelineOf } from './timeline.ts'
 import { driftOf, joinProviderCounts, withProviderLine, withReplayedMeter, type ProviderCountJoin } from './drift.ts'
@@ -468,10 +468,15 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   if (check.internalErrors.length > 0) {
     throw new Error(`the checker failed internally: ${check.internalErrors.map((f) => `${f.id}: ${f.message}`).join('; ')}`)
   }
-  const events = (await readLog(logPath, { dialect: logDialect })).events
+  // Issue #21 (totality): a log the core reader or the reference meter cannot replay gets the checker's verdict, not an error.
+  const replay = await replayOf(logPath, logDialect, scenario)
+  if (replay.kind === 'unreplayable') {
+    return unreplayableReport(head, artifacts, check, scenario, replay.error, [...world.unfired(), ...unreached], (f) =>
+      f.target === 'crash' ? crashFired.get(f.id) ?? 0 : world.fired().get(f.id) ?? 0)
+  }
+  const { events, finalPressure } = replay
   const counts = countsOf(events, requests.length, crashes.length)
   const outcomes = outcomesOf(events)
-  const finalPressure = pressureOf(events, scenario, logDialect)
   // The timeline replays the seed meter; a dsh-dialect log has none (it is optional in the report).
   let timeline = logDialect === 'seed'
     ? timelineOf(events, requests, { policy: scenario.policy, contextWindow: scenario.provider.contextWindow })
@@ -536,6 +541,68 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
 /** Dispatch order over all sessions of the run (a resumed session numbers its requests from 0 again). */
 function renumber(requests: readonly CapturedRequest[]): CapturedRequest[] {
   return requests.map((r, index) => ({ ...r, index }))
+}
+
+/** The log as core reads it and its final pressure, or why core cannot replay it (a reader or meter error). */
+type Replay =
+  | { kind: 'replayed'; events: readonly LogEvent[]; finalPressure: FinalPressure }
+  | { kind: 'unreplayable'; error: LogError | MeterReplayError }
+
+/**
+ * Reads the finished log with core's reader and replays the reference meter over it (§2.5). A subject's log
+ * that breaks the rules the reader or the meter rely on (a seq gap, a replacement range that is not on the
+ * surface, a step opened twice, …) is `unreplayable`: the scenario then carries the checker's verdict alone.
+ */
+async function replayOf(logPath: string, dialect: Dialect, scenario: ResolvedScenario): Promise<Replay> {
+  try {
+    const events = (await readLog(logPath, { dialect })).events
+    return { kind: 'replayed', events, finalPressure: pressureOf(events, scenario, dialect) }
+  } catch (err) {
+    if (err instanceof LogError || err instanceof MeterReplayError) return { kind: 'unreplayable', error: err }
+    throw err
+  }
+}
+
+/**
+ * The report of a scenario whose log core cannot replay: failed, with the checker's violations, the
+ * invariants expectation and one `replay` expectation naming where the replay stopped; the other
+ * expectations need the replayed log and are not evaluated. A log the checker finds no violation in while
+ * core cannot replay it is a gap in the checker: that stays an internal error (exit 3).
+ */
+function unreplayableReport(
+  head: Pick<ScenarioReport, 'file' | 'name' | 'subject' | 'seed' | 'dialect' | 'replay'>, artifacts: ScenarioArtifacts,
+  check: Pick<CheckReport, 'policySource' | 'violations'>,
+  scenario: ResolvedScenario, error: LogError | MeterReplayError, unfired: ReadonlyArray<{ fault: ResolvedFault; message: string }>,
+  firedOf: (f: ResolvedFault) => number,
+): ScenarioReport {
+  // No file path in the text: the report stays the same wherever the artifacts go.
+  const at = error instanceof LogError ? error.location : null
+  const where = error instanceof MeterReplayError
+    ? `the reference meter stops at seq ${error.seq}`
+    : `core's log reader rejects ${at?.line === undefined ? 'the log' : `line ${at.line} of the log`}${at?.field === undefined ? '' : ` (field ${at.field})`}`
+  const reason = error instanceof MeterReplayError ? error.message.replace(/^seq \d+: /, '') : (error as LogError).reason
+  if (check.violations.length === 0) {
+    throw new Error(`the checker found no violation in a log core cannot replay (${where}: ${reason})`, { cause: error })
+  }
+  const expectations: ExpectationResult[] = [invariantsExpectation(scenario.expect, check.violations)]
+  expectations.push({
+    name: 'replay', passed: false, expected: 'the log replays (core reader and §2.5 meter); the other expectations need it',
+    actual: `${where}: ${reason} — the other expectations are not evaluated`,
+  })
+  for (const miss of unfired) {
+    if (miss.fault.optional) continue
+    expectations.push({ name: `faults.${miss.fault.id}`, passed: false, expected: 'fires at least once (or `optional: true`)', actual: miss.message })
+  }
+  return {
+    ...head,
+    status: 'failed',
+    artifacts,
+    policySource: check.policySource,
+    invariants: scenario.expect.invariants === 'all' ? 'all' : [...scenario.expect.invariants],
+    violations: check.violations.map((v) => ({ id: v.id, seq: v.seq, message: v.message })),
+    expectations,
+    faults: scenario.faults.map((f) => ({ id: f.id, kind: f.kind, fired: firedOf(f) })),
+  }
 }
 
 /** The reference meter's pressure at the end of the log (§2), against the window of the route in force. */

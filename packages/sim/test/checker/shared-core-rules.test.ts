@@ -42,7 +42,8 @@ describe('end-seed staleness (§11.1, §11.3) judged against hand-written seqs (
     expect(await violationsOf('INV-45', events)).toEqual(['INV-45@53'])
     const r = reportOf(await checkLog(events, { dialect: 'seed' }))
     expect(r.violations.filter((v) => v.id === 'INV-45').map((v) => v.message))
-      .toEqual(['compaction/start while the lock is live: cmp-7f3a (#51) is unmatched in this lifecycle'])
+      // The repair turn/end #52 without an end-seed: the message names the missing end-seed (§11.4, issue #21).
+      .toEqual(['compaction/start while the lock is live: cmp-7f3a (#51) is unmatched in this lifecycle; a restore resumed the log at #52 without appending session/end-seed (§11.4), so no new lifecycle began'])
   })
 
   it('an orphan opened after the end-seed (54 > 53) is live in the new lifecycle: the start at 55 is reported', async () => {
