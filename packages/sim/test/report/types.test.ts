@@ -138,7 +138,7 @@ const examples: Record<string, readonly unknown[]> = {
 const typeKeys: Record<string, Record<string, boolean>> = {
   '<root>': keysOf<RunReport>({
     schemaVersion: true, tool: true, runId: true, seed: true, summary: true, scenarios: true, timings: false, differential: false,
-    cache: false, shard: false,
+    cache: false, shard: false, seeds: false,
   }),
   Tool: keysOf<RunReport['tool']>({ name: true, version: true }),
   Timings: keysOf<NonNullable<RunReport['timings']>>({ ms: true }),
@@ -150,7 +150,7 @@ const typeKeys: Record<string, Record<string, boolean>> = {
     cache: false, drift: false,
   }),
   Violation: keysOf<ReportedViolation>({ id: true, seq: true, message: true }),
-  Expectation: keysOf<ExpectationResult>({ name: true, passed: true, expected: true, actual: true }),
+  Expectation: keysOf<ExpectationResult>({ name: true, passed: true, expected: true, actual: true, notEvaluated: false }),
   Counts: keysOf<ScenarioCounts>({
     events: true, turns: true, requests: true, brackets: true, failedBrackets: true, prunes: true, offloads: true, retries: true,
     summaryErrors: true, checkpoints: true, crashes: true,
