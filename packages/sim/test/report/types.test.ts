@@ -77,7 +77,10 @@ const fullScenario: Required<ScenarioReport> = {
   ...passed, artifacts: passed.artifacts!, counts: passed.counts!, outcomes: passed.outcomes!, finalPressure: passed.finalPressure!,
   policySource: 'manifest', invariants: ['INV-01', 'INV-47'], skipReason: 'not skipped, but every key is exercised', error: 'and none',
   errorKind: 'internal', warnings: ['step compaction failed: m; continuing the turn'],
-  violations: [{ id: 'INV-05', seq: 3, message: 'm' }], expectations: [{ name: 'durable', passed: false, expected: 'a', actual: 'b' }],
+  violations: [{ id: 'INV-05', seq: 3, message: 'm' }], expectations: [
+    { name: 'durable', passed: false, expected: 'a', actual: 'b' },
+    { name: 'counts.brackets', passed: true, expected: '≥ 1', actual: 'not evaluated (seed-specific)', notEvaluated: 'seed-specific' },
+  ],
   timings, timeline, paths: [{ path: 'pressure/compact', reached: 2 }], cache: scenarioCache, drift,
 }
 const difference: Required<DifferentialDifference> = {
@@ -93,7 +96,7 @@ const differential: DifferentialReport = {
   scenarios: [differentialScenario],
 }
 const fullReport = { ...reportOf([fullScenario, failed, skipped, errored], { seed: 4294967295 }), timings, differential, cache: runCache,
-  shard: { index: 1, count: 3, files: ['scenarios/smoke/basic-pressure.yaml'] } } as Required<RunReport>
+  shard: { index: 1, count: 3, files: ['scenarios/smoke/basic-pressure.yaml'] }, seeds: [1, 2, 3] } as Required<RunReport>
 
 /** Typed examples per definition; `<root>` is the whole document. */
 const examples: Record<string, readonly unknown[]> = {
