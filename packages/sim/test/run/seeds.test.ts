@@ -4,14 +4,14 @@
  * failed, while its invariants stay judged; `sim run --seeds` runs a tiny generated scenario whose final-pressure
  * bound breaks under one seed only and reports exactly that seed with its `Replay:` line and exit 1, writes each
  * seed's report (equal to the `sim run --seed <k>` report) and the merged one, gives the same bytes with 2 worker
- * threads loaded from source as inline; bad `--seeds` values and flag combinations are exit 2 naming the flag.
+ * threads loaded from source as inline (a crash scenario's child starting from a worker thread too); bad `--seeds` values and flag combinations are exit 2 naming the flag.
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { RunReport } from '../../src/report/types.ts'
 import { validateRunReport } from '../../src/report/index.ts'
-import { runSim, tempDir } from '../cli/run-sim.ts'
+import { REPO_ROOT, runSim, tempDir } from '../cli/run-sim.ts'
 
 /**
  * A one-turn `coding-session` with no pressure. Its final pressure under seeds 4, 5, 6 is about 720, 1390 and
@@ -120,6 +120,13 @@ describe('sim run --seeds', () => {
     expect(pooled.exitCode, pooled.stderr).toBe(1)
     expect(pooled.stdout).toBe(inline.stdout)
     expect(await readFile(join(out('pooled'), 'report.json'), 'utf8')).toBe(await readFile(join(out('inline'), 'report.json'), 'utf8'))
+  }, 300_000)
+
+  it('a crash scenario runs its crash child from a worker thread too (the child starts from source, not a missing .js)', async () => {
+    const crash = join(REPO_ROOT, 'scenarios/crash/fault-53-after-checkpoint.yaml')
+    const run = await runSim(['run', crash, '--seeds', '1..2', '--workers', '2', '--out-dir', out('crash'), '--reporter', 'json'], { env })
+    expect(run.exitCode, run.stderr).toBe(0)
+    expect(json(run.stdout).scenarios.map((s) => [s.seed, s.status, s.counts?.crashes])).toEqual([[1, 'passed', 1], [2, 'passed', 1]])
   }, 300_000)
 
   it('accepts a comma list, in the order given', async () => {
