@@ -133,10 +133,12 @@ export function isProblem(status: ScenarioStatus): boolean {
   }
 }
 
-/** `4 scenarios: 1 passed, 1 failed, 1 skipped, 1 error` */
+/** `4 scenarios: 1 passed, 1 failed, 1 skipped, 1 error` (`4 runs: …` for a `--seeds` report) */
 export function summaryText(report: RunReport): string {
   const { total, passed, failed, skipped, error } = report.summary
-  return `${total} ${total === 1 ? 'scenario' : 'scenarios'}: ${passed} passed, ${failed} failed, ${skipped} skipped, ${error} error`
+  // A `--seeds` report holds one entry per scenario and seed: its entries are runs.
+  const [one, many] = report.seeds === undefined ? ['scenario', 'scenarios'] : ['run', 'runs']
+  return `${total} ${total === 1 ? one : many}: ${passed} passed, ${failed} failed, ${skipped} skipped, ${error} error`
 }
 
 /** `+12.34%` / `-0.50%`: a signed percentage for humans. */

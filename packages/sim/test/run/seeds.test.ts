@@ -103,6 +103,7 @@ describe('sim run --seeds', () => {
     const merged = json(await readFile(join(out('inline'), 'report.json'), 'utf8'))
     expect(validateRunReport(merged)).toEqual([])
     expect([merged.seed, merged.seeds]).toEqual([null, [4, 5, 6]])
+    expect(await readFile(join(out('inline'), 'report.md'), 'utf8')).toContain('· seed 4..6 · **6 runs: 4 passed, 2 failed, 0 skipped, 0 error**')
     expect(merged.scenarios.map((s) => `${s.file.endsWith('free.yaml') ? 'free' : 'pinned'} ${s.seed} ${s.status}`)).toEqual([
       'free 4 passed', 'free 5 failed', 'free 6 passed', 'pinned 4 passed', 'pinned 5 failed', 'pinned 6 passed',
     ])
