@@ -438,6 +438,8 @@ function violationsTable(s: ScenarioReport): string[] {
 
 const PASS_MARK = '<span class="status-passed">✓</span>'
 const FAIL_MARK = '<span class="status-failed">✗</span>'
+/** An expectation not judged (seed-specific under another seed): neither passed nor failed. */
+const NOT_EVALUATED_MARK = '<span title="not evaluated (seed-specific)">–</span>'
 
 function expectationsTable(s: ScenarioReport): string[] {
   if (s.expectations.length === 0) return []
@@ -445,7 +447,7 @@ function expectationsTable(s: ScenarioReport): string[] {
     '<div class="table-box">',
     '<table class="expectations">',
     '<tr><th></th><th>expectation</th><th>expected</th><th>actual</th></tr>',
-    ...s.expectations.map((e) => `<tr><td>${e.passed ? PASS_MARK : FAIL_MARK}</td>` +
+    ...s.expectations.map((e) => `<tr><td>${e.notEvaluated !== undefined ? NOT_EVALUATED_MARK : e.passed ? PASS_MARK : FAIL_MARK}</td>` +
       `<td><code>${htmlText(e.name)}</code></td><td>${htmlText(e.expected)}</td><td>${htmlText(e.actual)}</td></tr>`),
     '</table>',
     '</div>',

@@ -6,7 +6,9 @@
  * code spans (backtick runs) and fenced blocks (fence longer than any backtick run inside).
  */
 import { assertNever } from '@compaction-sim/core'
-import { driftLine, escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, seconds, summaryText } from './text.ts'
+import {
+  driftLine, escapeCodeUnits, formatPressure, isControl, isProblem, notEvaluatedExpectations, runSeed, seconds, summaryText,
+} from './text.ts'
 import type { RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
 import {
   CACHE_REQUEST_HEADER, CACHE_SUMMARY_HEADER, cacheRequestCells, cacheSummaryCells, percent, scenariosWithCache, usd,
@@ -64,6 +66,11 @@ export function renderMarkdown(report: RunReport): string {
     '',
     ...summaryTable(report.scenarios, timed),
   ]
+  const pinned = report.scenarios.filter((s) => notEvaluatedExpectations(s).length > 0)
+  if (pinned.length > 0) {
+    out.push('', `➖ ${pinned.length === 1 ? '1 run' : `${pinned.length} runs`} under a seed other than the scenario's own: `
+      + 'its seed-specific expectations (`expect.seedSpecific`) were not evaluated; invariants were.')
+  }
   const problems = report.scenarios.filter((s) => isProblem(s.status))
   if (problems.length > 0) {
     out.push('', '## Failures')
@@ -196,7 +203,7 @@ function summaryTable(scenarios: readonly ScenarioReport[], timed: boolean): str
   const rows = scenarios.map((s) => {
     const counts = s.counts
     const cells = [
-      statusCell(s.status),
+      statusCell(s.status) + (notEvaluatedExpectations(s).length > 0 ? ' ➖' : ''),
       `${markdownCode(s.file)} ${markdownCell(s.name)}`,
       markdownCell(s.subject),
       String(s.seed),
@@ -222,10 +229,12 @@ function detailsOf(scenario: ScenarioReport): string[] {
   }
   if (scenario.expectations.length > 0) {
     const failed = scenario.expectations.filter((e) => !e.passed).length
-    out.push('', `**Expectations** (${failed} of ${scenario.expectations.length} failed)`, '')
+    const skipped = notEvaluatedExpectations(scenario).length
+    const notJudged = skipped === 0 ? '' : `, ${skipped} not evaluated: seed-specific`
+    out.push('', `**Expectations** (${failed} of ${scenario.expectations.length} failed${notJudged})`, '')
     out.push('| Result | Expectation | Expected | Actual |', '| --- | --- | --- | --- |')
     for (const e of scenario.expectations) {
-      out.push(`| ${e.passed ? '✅' : '❌'} | ${markdownCode(e.name)} | ${markdownCell(e.expected)} | ${markdownCell(e.actual)} |`)
+      out.push(`| ${e.notEvaluated !== undefined ? '➖' : e.passed ? '✅' : '❌'} | ${markdownCode(e.name)} | ${markdownCell(e.expected)} | ${markdownCell(e.actual)} |`)
     }
   }
   if (scenario.violations.length > 0) {

@@ -9,11 +9,11 @@ import { cp, readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { UsageError } from '../cli/exit-codes.ts'
 import { runCacheOf } from '../metrics/cache.ts'
-import { runIdOf } from '../run/run-scenario.ts'
+import { seedsRunIdOf, runIdOf } from '../run/run-scenario.ts'
 import { finishSweep } from '../sweep/aggregate.ts'
 import type { SweepReport } from '../sweep/types.ts'
 import { validateSweepReport } from '../sweep/validate.ts'
-import type { DifferentialReport, RunReport, ScenarioStatus } from './types.ts'
+import type { DifferentialReport, RunReport, RunSummary, ScenarioReport, ScenarioStatus } from './types.ts'
 import { validateRunReport } from './validate.ts'
 
 /** A shard folder's document, by kind. */
@@ -147,4 +147,55 @@ export async function copyArtifacts(dirs: readonly string[], outDir: string): Pr
       await cp(join(dir, entry), join(outDir, entry), { recursive: true, force: true })
     }
   }
+}
+
+/** Totals of `scenarios` by status. */
+export function summaryOf(scenarios: readonly ScenarioReport[]): RunSummary {
+  const count = (st: ScenarioStatus): number => scenarios.filter((r) => r.status === st).length
+  return { total: scenarios.length, passed: count('passed'), failed: count('failed'), skipped: count('skipped'), error: count('error') }
+}
+
+/**
+ * Merges the per-seed reports of `sim run --seeds` (issue #21; each one the `report.json` a `sim run --seed <k>`
+ * of the same files writes into its folder `seed-<k>/`) into the run's report: one row per scenario and seed,
+ * scenario by scenario, seeds in the given order; artifact paths gain the `seed-<k>/` prefix (they stay relative
+ * to the merged report's folder); `seed` is null and `seeds` lists them; summary and cache totals are recomputed.
+ * @throws Error when a report lists other files than the first (a bug of the caller, not an input error).
+ */
+export function mergeSeedReports(files: readonly string[], perSeed: ReadonlyArray<{ seed: number; report: RunReport }>): RunReport {
+  const [first] = perSeed
+  if (first === undefined) throw new Error('mergeSeedReports: no seed reports')
+  for (const { seed, report } of perSeed) {
+    if (report.scenarios.length !== files.length) throw new Error(`mergeSeedReports: seed ${seed} has ${report.scenarios.length} rows for ${files.length} files`)
+  }
+  const scenarios: ScenarioReport[] = []
+  files.forEach((_file, i) => {
+    for (const { seed, report } of perSeed) {
+      const row = report.scenarios[i]
+      if (row === undefined) continue
+      const dir = seedFolder(seed)
+      const copy = structuredClone(row)
+      if (copy.artifacts !== undefined) {
+        copy.artifacts = { log: `${dir}/${copy.artifacts.log}`, manifest: `${dir}/${copy.artifacts.manifest}`, requests: `${dir}/${copy.artifacts.requests}` }
+      }
+      scenarios.push(copy)
+    }
+  })
+  const merged: RunReport = {
+    schemaVersion: first.report.schemaVersion,
+    tool: first.report.tool,
+    runId: seedsRunIdOf(files, perSeed.map((s) => s.seed)),
+    seed: null,
+    summary: summaryOf(scenarios),
+    scenarios,
+  }
+  const cache = runCacheOf(scenarios)
+  if (cache !== undefined) merged.cache = cache
+  merged.seeds = perSeed.map((s) => s.seed)
+  return merged
+}
+
+/** The folder of one seed's artifacts and report inside a `sim run --seeds` output folder. */
+export function seedFolder(seed: number): string {
+  return `seed-${seed}`
 }

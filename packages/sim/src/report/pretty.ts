@@ -13,7 +13,7 @@
 import { Chalk, type ChalkInstance } from 'chalk'
 import { assertNever } from '@compaction-sim/core'
 import {
-  describeExpectation, describeViolation, failedExpectations, formatDriftPct, formatPressure, headline, isProblem, oneLine, runSeed, summaryText, truncate,
+  describeExpectation, describeViolation, failedExpectations, formatDriftPct, formatPressure, headline, isProblem, notEvaluatedText, oneLine, runSeed, summaryText, truncate,
 } from './text.ts'
 import type { RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
 
@@ -39,7 +39,7 @@ export function renderPretty(report: RunReport, options: PrettyOptions): string 
 }
 
 /** The first line (tool, run id, seed) with its newline; it needs only what is known before the run starts. */
-export function renderPrettyHeader(run: Pick<RunReport, 'tool' | 'runId' | 'seed'>, options: PrettyOptions): string {
+export function renderPrettyHeader(run: Pick<RunReport, 'tool' | 'runId' | 'seed' | 'seeds'>, options: PrettyOptions): string {
   return `${header(run, chalkOf(options))}\n`
 }
 
@@ -77,7 +77,7 @@ function differentialLine(d: NonNullable<RunReport['differential']>, chalk: Chal
   return s.unexplained > 0 ? chalk.red.bold(text) : chalk.green.bold(text)
 }
 
-function header(report: Pick<RunReport, 'tool' | 'runId' | 'seed'>, chalk: ChalkInstance): string {
+function header(report: Pick<RunReport, 'tool' | 'runId' | 'seed' | 'seeds'>, chalk: ChalkInstance): string {
   return chalk.dim(`${report.tool.name} ${oneLine(report.tool.version)} · run ${oneLine(report.runId)} · seed ${runSeed(report)}`)
 }
 
@@ -107,6 +107,8 @@ function scenarioLine(scenario: ScenarioReport, chalk: ChalkInstance, ci: boolea
     parts.push(chalk.dim(`drift=max ${formatDriftPct(scenario.drift.maxPct)} mean ${formatDriftPct(scenario.drift.meanPct)}`))
   }
   if (scenario.violations.length > 0) parts.push(chalk.red(`violations=${scenario.violations.length}`))
+  const pinned = notEvaluatedText(scenario)
+  if (pinned !== '') parts.push(chalk.dim(pinned))
   const why = oneLine(headline(scenario))
   // In a terminal the details follow on their own lines; a skip reason has no other place to go.
   if (why !== '' && (ci || scenario.status === 'skipped')) {

@@ -57,6 +57,17 @@ export function describeViolation(violation: ReportedViolation): string {
   return `${violation.id} @seq ${violation.seq}: ${violation.message}`
 }
 
+/** The expectations of a scenario that were not judged (`notEvaluated`, e.g. seed-specific under another seed), in report order. */
+export function notEvaluatedExpectations(scenario: ScenarioReport): ExpectationResult[] {
+  return scenario.expectations.filter((e) => e.notEvaluated !== undefined)
+}
+
+/** `not evaluated (seed-specific): 3 expectations`, or '' when every expectation of the scenario was judged. */
+export function notEvaluatedText(scenario: ScenarioReport): string {
+  const n = notEvaluatedExpectations(scenario).length
+  return n === 0 ? '' : `not evaluated (seed-specific): ${n} ${n === 1 ? 'expectation' : 'expectations'}`
+}
+
 /** The failed expectations of a scenario, in report order. */
 export function failedExpectations(scenario: ScenarioReport): ExpectationResult[] {
   return scenario.expectations.filter((e) => !e.passed)
@@ -95,9 +106,22 @@ export function seconds(ms: number): string {
   return (ms / 1000).toFixed(3)
 }
 
-/** The run's seed for humans: the override, or `per scenario`. */
-export function runSeed(report: Pick<RunReport, 'seed'>): string {
+/** The run's seed for humans: the override, the `--seeds` list (`1..20`), or `per scenario`. */
+export function runSeed(report: Pick<RunReport, 'seed'> & { seeds?: readonly number[] | undefined }): string {
+  if (report.seeds !== undefined) return seedsText(report.seeds)
   return report.seed === null ? 'per scenario' : String(report.seed)
+}
+
+/** Seeds for humans, in the given order: runs of consecutive seeds as `a..b`, the rest comma-separated (`1..5,9`). */
+export function seedsText(seeds: readonly number[]): string {
+  const parts: string[] = []
+  for (let i = 0; i < seeds.length;) {
+    let j = i
+    while (j + 1 < seeds.length && seeds[j + 1] === (seeds[j] ?? 0) + 1) j++
+    parts.push(j - i >= 2 ? `${seeds[i]}..${seeds[j]}` : seeds.slice(i, j + 1).join(','))
+    i = j + 1
+  }
+  return parts.join(',')
 }
 
 /** Whether the scenario needs attention (its replay command is shown). */
@@ -109,10 +133,12 @@ export function isProblem(status: ScenarioStatus): boolean {
   }
 }
 
-/** `4 scenarios: 1 passed, 1 failed, 1 skipped, 1 error` */
+/** `4 scenarios: 1 passed, 1 failed, 1 skipped, 1 error` (`4 runs: …` for a `--seeds` report) */
 export function summaryText(report: RunReport): string {
   const { total, passed, failed, skipped, error } = report.summary
-  return `${total} ${total === 1 ? 'scenario' : 'scenarios'}: ${passed} passed, ${failed} failed, ${skipped} skipped, ${error} error`
+  // A `--seeds` report holds one entry per scenario and seed: its entries are runs.
+  const [one, many] = report.seeds === undefined ? ['scenario', 'scenarios'] : ['run', 'runs']
+  return `${total} ${total === 1 ? one : many}: ${passed} passed, ${failed} failed, ${skipped} skipped, ${error} error`
 }
 
 /** `+12.34%` / `-0.50%`: a signed percentage for humans. */

@@ -31,7 +31,16 @@ export interface ExpectationResult {
   passed: boolean
   expected: string
   actual: string
+  /**
+   * Set when the item was not judged: `seed-specific` = the scenario pins its expectations to its own seed
+   * (`expect.seedSpecific`) and ran under another. Then `passed` is true (it never fails the scenario) and
+   * `actual` is `not evaluated (seed-specific)`.
+   */
+  notEvaluated?: ExpectationSkip
 }
+
+/** Why an expectation was not judged (closed). */
+export type ExpectationSkip = 'seed-specific'
 
 /** Countable things of a session log (the names of `expect.counts`, plus totals). */
 export interface ScenarioCounts {
@@ -335,6 +344,8 @@ export interface RunReport {
   cache?: RunCache
   /** The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run. */
   shard?: RunShard
+  /** The seeds of `sim run --seeds` (`seed` is then null; one row per scenario and seed, seeds in this order). */
+  seeds?: number[]
 }
 
 /** One slice of a sharded `sim run` (issue #10): `sim report merge` rebuilds the unsharded report from all `count`. */

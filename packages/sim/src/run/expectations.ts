@@ -13,7 +13,7 @@ import { describeMatcher, isDataMatcher, testDataMatcher, testString, textOf } f
 import { evaluateMatcherExpectations } from './expectation-matchers.ts'
 import type { Violation } from '../checker/types.ts'
 import type { ExpectationResult, FinalPressure, ReportedOutcome, ScenarioCounts } from '../report/types.ts'
-import type { CountRange, ResolvedEventPattern, ResolvedExpect } from '../scenario/resolve.ts'
+import type { CountRange, ResolvedEventPattern, ResolvedExpect, ResolvedScenario } from '../scenario/resolve.ts'
 import { COUNT_NAMES } from '../scenario/types.ts'
 import { plural } from '../plural.ts'
 
@@ -184,4 +184,25 @@ export function partialMatch(pattern: JsonValue, value: JsonValue | undefined): 
     return Object.entries(pattern).every(([k, p]) => partialMatch(p, (value as Record<string, JsonValue>)[k]))
   }
   return jsonEqual(pattern, value)
+}
+
+/** What a seed-specific expectation says under a seed other than its scenario's own (issue #21). */
+export const SEED_SPECIFIC_ACTUAL = 'not evaluated (seed-specific)'
+
+/** Results judged under every seed, whatever `expect.seedSpecific` says: the checker's verdict and §13.4 durability. */
+const SEED_FREE_RESULTS: ReadonlySet<string> = new Set(['invariants', 'durable'])
+
+/**
+ * `results` as a run under `seed` reports them: unchanged when the scenario's expectations hold for every seed
+ * (no `expect.seedSpecific`) or `seed` is the scenario's own; otherwise every result but the invariants and
+ * durability (fault targeting included: whether a fault fires depends on the transcript) is replaced by a
+ * `notEvaluated: seed-specific` entry that passes, keeping its name and what it expected.
+ */
+export function pinnedToSeed(
+  results: readonly ExpectationResult[], scenario: Pick<ResolvedScenario, 'seed' | 'expect'>, seed: number,
+): ExpectationResult[] {
+  if (!scenario.expect.seedSpecific || seed === scenario.seed) return [...results]
+  return results.map((e) => (SEED_FREE_RESULTS.has(e.name)
+    ? e
+    : { name: e.name, passed: true, expected: e.expected, actual: SEED_SPECIFIC_ACTUAL, notEvaluated: 'seed-specific' }))
 }

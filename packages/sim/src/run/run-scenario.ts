@@ -35,7 +35,7 @@ import { missingFeatureReason } from '../subjects/features.ts'
 import { MODULE_CRASH_CHILD, SubjectModuleError, subjectModulePath } from '../subjects/module.ts'
 import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
 import type { Subject, SubjectSessionResult } from '../subjects/types.ts'
-import { countsOf, evaluateExpectations, invariantsExpectation, outcomesOf } from './expectations.ts'
+import { countsOf, evaluateExpectations, invariantsExpectation, outcomesOf, pinnedToSeed } from './expectations.ts'
 import { scenarioTranscript } from './transcript.ts'
 import { timelineOf } from './timeline.ts'
 import { driftOf, joinProviderCounts, withProviderLine, withReplayedMeter, type ProviderCountJoin } from './drift.ts'
@@ -205,12 +205,22 @@ export function slugOf(file: string): string {
   return stem.replace(/^\/+/, '').replaceAll('/', '--').replace(/[^A-Za-z0-9._-]/g, '_') || 'scenario'
 }
 
+/** The artifact stem of each of `files`, in order: `slugOf` its path, a repeated stem numbered `-2`, `-3`, … */
+export function slugsOf(files: readonly string[], cwd?: string): string[] {
+  const seen = new Map<string, number>()
+  return files.map((file) => {
+    const slug = slugOf(displayPath(file, cwd))
+    const n = seen.get(slug) ?? 0
+    seen.set(slug, n + 1)
+    return n > 0 ? `${slug}-${n + 1}` : slug
+  })
+}
+
 /** Runs every scenario in order and assembles the `RunReport`; the mock is mounted once for all of them. */
 export async function runScenarios(files: readonly string[], options: RunOptions): Promise<RunReport> {
   const started = performance.now()
   await mkdir(options.outDir, { recursive: true })
   const scenarios: ScenarioReport[] = []
-  const slugs = new Map<string, number>()
   mount.open()
   try {
     const subjects = options.subjects ?? []
@@ -222,11 +232,9 @@ export async function runScenarios(files: readonly string[], options: RunOptions
       options.onScenario?.(report, scenarios.length, total)
     }
     const bailed = (): boolean => options.bailAfter !== undefined && problems >= options.bailAfter
-    for (const file of files) {
-      let slug = slugOf(displayPath(file, options.cwd))
-      const seen = slugs.get(slug) ?? 0
-      slugs.set(slug, seen + 1)
-      if (seen > 0) slug = `${slug}-${seen + 1}`
+    const stems = slugsOf(files, options.cwd)
+    for (const [k, file] of files.entries()) {
+      const slug = stems[k] ?? slugOf(displayPath(file, options.cwd))
       const runs = subjects.length === 0 ? [options] : subjects.map((subject) => ({ ...options, subject }))
       // Several subjects: the first keeps the plain artifact names, the others get `--<subject>`.
       for (const [i, runOptions] of runs.entries()) {
@@ -257,12 +265,15 @@ export async function runScenarios(files: readonly string[], options: RunOptions
   return report
 }
 
-/** Runs one scenario (mounting the mock for just this run). See the module doc. */
-export async function runScenario(file: string, options: RunOptions): Promise<ScenarioReport> {
+/**
+ * Runs one scenario (mounting the mock for just this run). See the module doc.
+ * @param slug the stem of its artifacts (default `slugOf` its path; `runScenarios` numbers repeated stems).
+ */
+export async function runScenario(file: string, options: RunOptions, slug?: string): Promise<ScenarioReport> {
   await mkdir(options.outDir, { recursive: true })
   mount.open()
   try {
-    return await runOne(file, slugOf(displayPath(file, options.cwd)), options)
+    return await runOne(file, slug ?? slugOf(displayPath(file, options.cwd)), options)
   } finally {
     mount.close()
   }
@@ -272,6 +283,12 @@ export async function runScenario(file: string, options: RunOptions): Promise<Sc
 export function runIdOf(files: readonly string[], seed: number | null): string {
   const hash = createHash('sha256').update(JSON.stringify({ seed, files })).digest('hex').slice(0, 10)
   return `run-${seed ?? 'own'}-${hash}`
+}
+
+/** Deterministic id of a `sim run --seeds` run: a hash of the seeds and the scenario list. */
+export function seedsRunIdOf(files: readonly string[], seeds: readonly number[]): string {
+  const hash = createHash('sha256').update(JSON.stringify({ seeds, files })).digest('hex').slice(0, 10)
+  return `run-seeds-${hash}`
 }
 
 /** `file` as reports show it: POSIX, relative to `cwd` when inside it. */
@@ -504,7 +521,9 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     if (miss.fault.optional) continue
     expectations.push({ name: `faults.${miss.fault.id}`, passed: false, expected: 'fires at least once (or `optional: true`)', actual: miss.message })
   }
-  const failed = expectations.some((e) => !e.passed)
+  // Issue #21: a scenario whose expectations describe its own seed's transcript judges only its invariants under another.
+  const judged = pinnedToSeed(expectations, scenario, seed)
+  const failed = judged.some((e) => !e.passed)
   const warnings = sessions.flatMap((s) => s.warnings)
   // Issue #9: prompt-cache reuse and cost under the scenario's contract, compared with the usage the mock reported.
   const routeImageTokens = new Map(worldRoutes(scenario).map((r) => [`${r.provider}/${r.model}`, r.imageTokens]))
@@ -526,7 +545,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     policySource: check.policySource,
     invariants: scenario.expect.invariants === 'all' ? 'all' : [...scenario.expect.invariants],
     violations: check.violations.map((v) => ({ id: v.id, seq: v.seq, message: v.message })),
-    expectations,
+    expectations: judged,
     faults,
     ...(timeline === undefined ? {} : { timeline }),
     paths: pathsOf(events, {

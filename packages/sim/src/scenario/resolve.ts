@@ -194,6 +194,8 @@ export interface ResolvedFinalPressure {
 
 /** Expectations with their defaults; null/empty = not checked (the issue #15 matchers: `resolve-matchers.ts`). */
 export interface ResolvedExpect extends ResolvedMatcherExpect {
+  /** `expect.seedSpecific`: every item but the invariants holds for the scenario's own seed only. */
+  readonly seedSpecific: boolean
   readonly invariants: 'all' | readonly ScenarioInvariantId[]
   readonly outcome: readonly ResolvedTurnOutcome[] | null
   readonly counts: Readonly<Record<CountName, CountRange | null>>
@@ -869,6 +871,7 @@ function resolveExpect(
     }
   })
   return {
+    seedSpecific: expect.seedSpecific === true,
     invariants: expect.invariants ?? 'all',
     outcome,
     counts,

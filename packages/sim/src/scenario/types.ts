@@ -427,6 +427,8 @@ export interface RequestPattern {
 
 /** `#/definitions/Expect`. */
 export interface ExpectConfig {
+  /** `true`: every item but `invariants` is pinned to the scenario's own seed (not evaluated under another). */
+  seedSpecific?: boolean
   invariants?: 'all' | ScenarioInvariantId[]
   outcome?: TurnOutcome[]
   counts?: CountsExpectation

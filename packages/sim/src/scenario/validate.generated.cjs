@@ -4,7 +4,7 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline` or `file`.","x-expected":"exactly one of the keys recorded, generate, inline, file","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]}],"dependencies":{"dialect":["recorded"]}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline` or `file`.","x-expected":"exactly one of the keys recorded, generate, inline, file","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]}],"dependencies":{"dialect":["recorded"]}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
 const schema12 = {"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]};
 const schema13 = {"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]};
 const schema32 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
@@ -6280,7 +6280,7 @@ validate51.errors = vErrors;
 return errors === 0;
 }
 
-const schema65 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
+const schema65 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
 const schema66 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
 const schema79 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
 const schema72 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
@@ -9326,10 +9326,10 @@ vErrors.push(err0);
 errors++;
 }
 }
-if(data.invariants !== undefined){
-let data0 = data.invariants;
-if((typeof data0 !== "string") && (!(Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema65.properties.invariants.type},message:"must be string,array",schema:schema65.properties.invariants.type,parentSchema:schema65.properties.invariants,data:data0};
+if(data.seedSpecific !== undefined){
+let data0 = data.seedSpecific;
+if(typeof data0 !== "boolean"){
+const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema65.properties.seedSpecific.type,parentSchema:schema65.properties.seedSpecific,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9338,11 +9338,11 @@ vErrors.push(err1);
 }
 errors++;
 }
-const _errs4 = errors;
-let valid1 = true;
-const _errs5 = errors;
-if(typeof data0 !== "string"){
-const err2 = {};
+}
+if(data.invariants !== undefined){
+let data1 = data.invariants;
+if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
+const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema65.properties.invariants.type},message:"must be string,array",schema:schema65.properties.invariants.type,parentSchema:schema65.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9351,21 +9351,11 @@ vErrors.push(err2);
 }
 errors++;
 }
-var _valid0 = _errs5 === errors;
-errors = _errs4;
-if(vErrors !== null){
-if(_errs4){
-vErrors.length = _errs4;
-}
-else {
-vErrors = null;
-}
-}
-let ifClause0;
-if(_valid0){
+const _errs6 = errors;
+let valid1 = true;
 const _errs7 = errors;
-if("all" !== data0){
-const err3 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema65.properties.invariants.then,data:data0};
+if(typeof data1 !== "string"){
+const err3 = {};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9375,14 +9365,20 @@ vErrors.push(err3);
 errors++;
 }
 var _valid0 = _errs7 === errors;
-valid1 = _valid0;
-ifClause0 = "then";
+errors = _errs6;
+if(vErrors !== null){
+if(_errs6){
+vErrors.length = _errs6;
 }
 else {
-const _errs8 = errors;
-if(Array.isArray(data0)){
-if(data0.length < 1){
-const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema65.properties.invariants.else,data:data0};
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid0){
+const _errs9 = errors;
+if("all" !== data1){
+const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema65.properties.invariants.then,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9391,11 +9387,15 @@ vErrors.push(err4);
 }
 errors++;
 }
-const len0 = data0.length;
-for(let i0=0; i0<len0; i0++){
-let data1 = data0[i0];
-if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.type,parentSchema:schema66,data:data1};
+var _valid0 = _errs9 === errors;
+valid1 = _valid0;
+ifClause0 = "then";
+}
+else {
+const _errs10 = errors;
+if(Array.isArray(data1)){
+if(data1.length < 1){
+const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema65.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9404,8 +9404,11 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!(((((((((((((((((((((((((((((((((((((((((((((((data1 === "INV-01") || (data1 === "INV-02")) || (data1 === "INV-03")) || (data1 === "INV-04")) || (data1 === "INV-05")) || (data1 === "INV-06")) || (data1 === "INV-07")) || (data1 === "INV-08")) || (data1 === "INV-09")) || (data1 === "INV-10")) || (data1 === "INV-11")) || (data1 === "INV-12")) || (data1 === "INV-13")) || (data1 === "INV-14")) || (data1 === "INV-15")) || (data1 === "INV-16")) || (data1 === "INV-17")) || (data1 === "INV-18")) || (data1 === "INV-19")) || (data1 === "INV-20")) || (data1 === "INV-21")) || (data1 === "INV-22")) || (data1 === "INV-23")) || (data1 === "INV-24")) || (data1 === "INV-25")) || (data1 === "INV-26")) || (data1 === "INV-27")) || (data1 === "INV-28")) || (data1 === "INV-29")) || (data1 === "INV-30")) || (data1 === "INV-31")) || (data1 === "INV-32")) || (data1 === "INV-33")) || (data1 === "INV-34")) || (data1 === "INV-35")) || (data1 === "INV-36")) || (data1 === "INV-37")) || (data1 === "INV-38")) || (data1 === "INV-39")) || (data1 === "INV-40")) || (data1 === "INV-41")) || (data1 === "INV-42")) || (data1 === "INV-43")) || (data1 === "INV-44")) || (data1 === "INV-45")) || (data1 === "INV-46")) || (data1 === "INV-47"))){
-const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data:data1};
+const len0 = data1.length;
+for(let i0=0; i0<len0; i0++){
+let data2 = data1[i0];
+if(typeof data2 !== "string"){
+const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.type,parentSchema:schema66,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9414,20 +9417,30 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-let i1 = data0.length;
-let j0;
-if(i1 > 1){
-outer0:
-for(;i1--;){
-for(j0 = i1; j0--;){
-if(func0(data0[i1], data0[j0])){
-const err7 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema65.properties.invariants.else,data:data0};
+if(!(((((((((((((((((((((((((((((((((((((((((((((((data2 === "INV-01") || (data2 === "INV-02")) || (data2 === "INV-03")) || (data2 === "INV-04")) || (data2 === "INV-05")) || (data2 === "INV-06")) || (data2 === "INV-07")) || (data2 === "INV-08")) || (data2 === "INV-09")) || (data2 === "INV-10")) || (data2 === "INV-11")) || (data2 === "INV-12")) || (data2 === "INV-13")) || (data2 === "INV-14")) || (data2 === "INV-15")) || (data2 === "INV-16")) || (data2 === "INV-17")) || (data2 === "INV-18")) || (data2 === "INV-19")) || (data2 === "INV-20")) || (data2 === "INV-21")) || (data2 === "INV-22")) || (data2 === "INV-23")) || (data2 === "INV-24")) || (data2 === "INV-25")) || (data2 === "INV-26")) || (data2 === "INV-27")) || (data2 === "INV-28")) || (data2 === "INV-29")) || (data2 === "INV-30")) || (data2 === "INV-31")) || (data2 === "INV-32")) || (data2 === "INV-33")) || (data2 === "INV-34")) || (data2 === "INV-35")) || (data2 === "INV-36")) || (data2 === "INV-37")) || (data2 === "INV-38")) || (data2 === "INV-39")) || (data2 === "INV-40")) || (data2 === "INV-41")) || (data2 === "INV-42")) || (data2 === "INV-43")) || (data2 === "INV-44")) || (data2 === "INV-45")) || (data2 === "INV-46")) || (data2 === "INV-47"))){
+const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
 else {
 vErrors.push(err7);
+}
+errors++;
+}
+}
+let i1 = data1.length;
+let j0;
+if(i1 > 1){
+outer0:
+for(;i1--;){
+for(j0 = i1; j0--;){
+if(func0(data1[i1], data1[j0])){
+const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema65.properties.invariants.else,data:data1};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
 }
 errors++;
 break outer0;
@@ -9436,26 +9449,12 @@ break outer0;
 }
 }
 }
-var _valid0 = _errs8 === errors;
+var _valid0 = _errs10 === errors;
 valid1 = _valid0;
 ifClause0 = "else";
 }
 if(!valid1){
-const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema65.properties.invariants.if,parentSchema:schema65.properties.invariants,data:data0};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.outcome !== undefined){
-let data2 = data.outcome;
-if(Array.isArray(data2)){
-if(data2.length > 10000){
-const err9 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.outcome,data:data2};
+const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema65.properties.invariants.if,parentSchema:schema65.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9464,21 +9463,35 @@ vErrors.push(err9);
 }
 errors++;
 }
-const len1 = data2.length;
+}
+if(data.outcome !== undefined){
+let data3 = data.outcome;
+if(Array.isArray(data3)){
+if(data3.length > 10000){
+const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.outcome,data:data3};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+const len1 = data3.length;
 for(let i2=0; i2<len1; i2++){
-if(!(validate54(data2[i2], {instancePath:instancePath+"/outcome/" + i2,parentData:data2,parentDataProperty:i2,rootData}))){
+if(!(validate54(data3[i2], {instancePath:instancePath+"/outcome/" + i2,parentData:data3,parentDataProperty:i2,rootData}))){
 vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.outcome.type,parentSchema:schema65.properties.outcome,data:data2};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.outcome.type,parentSchema:schema65.properties.outcome,data:data3};
 if(vErrors === null){
-vErrors = [err10];
+vErrors = [err11];
 }
 else {
-vErrors.push(err10);
+vErrors.push(err11);
 }
 errors++;
 }
@@ -9490,21 +9503,10 @@ errors = vErrors.length;
 }
 }
 if(data.finalPressure !== undefined){
-let data5 = data.finalPressure;
-if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-if(Object.keys(data5).length < 1){
-const err11 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data5};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-for(const key1 in data5){
-if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
-const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data5};
+let data6 = data.finalPressure;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(Object.keys(data6).length < 1){
+const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9513,12 +9515,9 @@ vErrors.push(err12);
 }
 errors++;
 }
-}
-if(data5.ratioMin !== undefined){
-let data6 = data5.ratioMin;
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-const err13 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.ratioMin,data:data6};
+for(const key1 in data6){
+if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
+const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9528,8 +9527,11 @@ vErrors.push(err13);
 errors++;
 }
 }
-else {
-const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema79.properties.ratioMin.type,parentSchema:schema79.properties.ratioMin,data:data6};
+if(data6.ratioMin !== undefined){
+let data7 = data6.ratioMin;
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 < 0 || isNaN(data7)){
+const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9539,11 +9541,8 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data5.ratioMax !== undefined){
-let data7 = data5.ratioMax;
-if((typeof data7 == "number") && (isFinite(data7))){
-if(data7 < 0 || isNaN(data7)){
-const err15 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.ratioMax,data:data7};
+else {
+const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema79.properties.ratioMin.type,parentSchema:schema79.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9553,8 +9552,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-else {
-const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema79.properties.ratioMax.type,parentSchema:schema79.properties.ratioMax,data:data7};
+if(data6.ratioMax !== undefined){
+let data8 = data6.ratioMax;
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9564,10 +9566,8 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data5.tokensMin !== undefined){
-let data8 = data5.tokensMin;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err17 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.tokensMin.type,parentSchema:schema79.properties.tokensMin,data:data8};
+else {
+const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema79.properties.ratioMax.type,parentSchema:schema79.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9576,9 +9576,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.tokensMin,data:data8};
+}
+if(data6.tokensMin !== undefined){
+let data9 = data6.tokensMin;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.tokensMin.type,parentSchema:schema79.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9587,12 +9589,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-if(data5.tokensMax !== undefined){
-let data9 = data5.tokensMax;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err19 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.tokensMax.type,parentSchema:schema79.properties.tokensMax,data:data9};
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9601,9 +9600,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.tokensMax,data:data9};
+}
+}
+if(data6.tokensMax !== undefined){
+let data10 = data6.tokensMax;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.tokensMax.type,parentSchema:schema79.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9612,11 +9614,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err21 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema79.type,parentSchema:schema79,data:data5};
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9626,11 +9626,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data.events !== undefined){
-let data10 = data.events;
-if(Array.isArray(data10)){
-if(data10.length > 10000){
-const err22 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.events,data:data10};
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema79.type,parentSchema:schema79,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9639,16 +9638,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-const len2 = data10.length;
-for(let i3=0; i3<len2; i3++){
-if(!(validate58(data10[i3], {instancePath:instancePath+"/events/" + i3,parentData:data10,parentDataProperty:i3,rootData}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-errors = vErrors.length;
 }
-}
-}
-else {
-const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.events.type,parentSchema:schema65.properties.events,data:data10};
+if(data.events !== undefined){
+let data11 = data.events;
+if(Array.isArray(data11)){
+if(data11.length > 10000){
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9657,11 +9652,16 @@ vErrors.push(err23);
 }
 errors++;
 }
+const len2 = data11.length;
+for(let i3=0; i3<len2; i3++){
+if(!(validate58(data11[i3], {instancePath:instancePath+"/events/" + i3,parentData:data11,parentDataProperty:i3,rootData}))){
+vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+errors = vErrors.length;
 }
-if(data.finalSurfaceNodes !== undefined){
-let data12 = data.finalSurfaceNodes;
-if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err24 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data12};
+}
+}
+else {
+const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.events.type,parentSchema:schema65.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9670,9 +9670,11 @@ vErrors.push(err24);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 0 || isNaN(data12)){
-const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data12};
+}
+if(data.finalSurfaceNodes !== undefined){
+let data13 = data.finalSurfaceNodes;
+if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (!(data13 && typeof data13 == "object" && !Array.isArray(data13)))){
+const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9681,10 +9683,9 @@ vErrors.push(err25);
 }
 errors++;
 }
-}
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(Object.keys(data12).length < 1){
-const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data12};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 0 || isNaN(data13)){
+const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9693,9 +9694,10 @@ vErrors.push(err26);
 }
 errors++;
 }
-for(const key2 in data12){
-if(!((key2 === "min") || (key2 === "max"))){
-const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data12};
+}
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(Object.keys(data13).length < 1){
+const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9704,11 +9706,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-if(data12.min !== undefined){
-let data13 = data12.min;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err28 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data13};
+for(const key2 in data13){
+if(!((key2 === "min") || (key2 === "max"))){
+const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9717,9 +9717,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 0 || isNaN(data13)){
-const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data13};
+}
+if(data13.min !== undefined){
+let data14 = data13.min;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9728,12 +9730,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-}
-if(data12.max !== undefined){
-let data14 = data12.max;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err30 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data14};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 0 || isNaN(data14)){
+const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9742,14 +9741,28 @@ vErrors.push(err30);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 0 || isNaN(data14)){
-const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data14};
+}
+}
+if(data13.max !== undefined){
+let data15 = data13.max;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 0 || isNaN(data15)){
+const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data15};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
 }
 errors++;
 }
@@ -9764,28 +9777,10 @@ errors = vErrors.length;
 }
 }
 if(data.summarized !== undefined){
-let data16 = data.summarized;
-if(Array.isArray(data16)){
-if(data16.length > 10000){
-const err32 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.summarized,data:data16};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-const len3 = data16.length;
-for(let i4=0; i4<len3; i4++){
-if(!(validate62(data16[i4], {instancePath:instancePath+"/summarized/" + i4,parentData:data16,parentDataProperty:i4,rootData}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.summarized.type,parentSchema:schema65.properties.summarized,data:data16};
+let data17 = data.summarized;
+if(Array.isArray(data17)){
+if(data17.length > 10000){
+const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9794,12 +9789,16 @@ vErrors.push(err33);
 }
 errors++;
 }
+const len3 = data17.length;
+for(let i4=0; i4<len3; i4++){
+if(!(validate62(data17[i4], {instancePath:instancePath+"/summarized/" + i4,parentData:data17,parentDataProperty:i4,rootData}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+errors = vErrors.length;
 }
-if(data.warnings !== undefined){
-let data18 = data.warnings;
-if(Array.isArray(data18)){
-if(data18.length > 10000){
-const err34 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.warnings,data:data18};
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.summarized.type,parentSchema:schema65.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9808,16 +9807,12 @@ vErrors.push(err34);
 }
 errors++;
 }
-const len4 = data18.length;
-for(let i5=0; i5<len4; i5++){
-let data19 = data18[i5];
-const _errs48 = errors;
-let valid19 = false;
-let passing0 = null;
-const _errs49 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.contains === undefined){
-const err35 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema96.oneOf[0].required,parentSchema:schema96.oneOf[0],data:data19};
+}
+if(data.warnings !== undefined){
+let data19 = data.warnings;
+if(Array.isArray(data19)){
+if(data19.length > 10000){
+const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9826,16 +9821,16 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-var _valid1 = _errs49 === errors;
-if(_valid1){
-valid19 = true;
-passing0 = 0;
-}
+const len4 = data19.length;
+for(let i5=0; i5<len4; i5++){
+let data20 = data19[i5];
 const _errs50 = errors;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.matches === undefined){
-const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema96.oneOf[1].required,parentSchema:schema96.oneOf[1],data:data19};
+let valid19 = false;
+let passing0 = null;
+const _errs51 = errors;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.contains === undefined){
+const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema96.oneOf[0].required,parentSchema:schema96.oneOf[0],data:data20};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9845,7 +9840,25 @@ vErrors.push(err36);
 errors++;
 }
 }
-var _valid1 = _errs50 === errors;
+var _valid1 = _errs51 === errors;
+if(_valid1){
+valid19 = true;
+passing0 = 0;
+}
+const _errs52 = errors;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+if(data20.matches === undefined){
+const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema96.oneOf[1].required,parentSchema:schema96.oneOf[1],data:data20};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+var _valid1 = _errs52 === errors;
 if(_valid1 && valid19){
 valid19 = false;
 passing0 = [passing0, 1];
@@ -9857,30 +9870,7 @@ passing0 = 1;
 }
 }
 if(!valid19){
-const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema96.oneOf,parentSchema:schema96,data:data19};
-if(vErrors === null){
-vErrors = [err37];
-}
-else {
-vErrors.push(err37);
-}
-errors++;
-}
-else {
-errors = _errs48;
-if(vErrors !== null){
-if(_errs48){
-vErrors.length = _errs48;
-}
-else {
-vErrors = null;
-}
-}
-}
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-for(const key3 in data19){
-if(!(((key3 === "contains") || (key3 === "matches")) || (key3 === "absent"))){
-const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema96,data:data19};
+const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema96.oneOf,parentSchema:schema96,data:data20};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9889,12 +9879,21 @@ vErrors.push(err38);
 }
 errors++;
 }
+else {
+errors = _errs50;
+if(vErrors !== null){
+if(_errs50){
+vErrors.length = _errs50;
 }
-if(data19.contains !== undefined){
-let data20 = data19.contains;
-if(typeof data20 === "string"){
-if(func3(data20) < 1){
-const err39 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema96.properties.contains,data:data20};
+else {
+vErrors = null;
+}
+}
+}
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+for(const key3 in data20){
+if(!(((key3 === "contains") || (key3 === "matches")) || (key3 === "absent"))){
+const err39 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema96,data:data20};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9904,8 +9903,11 @@ vErrors.push(err39);
 errors++;
 }
 }
-else {
-const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.contains.type,parentSchema:schema96.properties.contains,data:data20};
+if(data20.contains !== undefined){
+let data21 = data20.contains;
+if(typeof data21 === "string"){
+if(func3(data21) < 1){
+const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema96.properties.contains,data:data21};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9915,10 +9917,8 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data19.matches !== undefined){
-let data21 = data19.matches;
-if(typeof data21 !== "string"){
-const err41 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.matches.type,parentSchema:schema96.properties.matches,data:data21};
+else {
+const err41 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.contains.type,parentSchema:schema96.properties.contains,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9928,10 +9928,10 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data19.absent !== undefined){
-let data22 = data19.absent;
-if(true !== data22){
-const err42 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema96.properties.absent,data:data22};
+if(data20.matches !== undefined){
+let data22 = data20.matches;
+if(typeof data22 !== "string"){
+const err42 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.matches.type,parentSchema:schema96.properties.matches,data:data22};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9941,9 +9941,10 @@ vErrors.push(err42);
 errors++;
 }
 }
-}
-else {
-const err43 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data:data19};
+if(data20.absent !== undefined){
+let data23 = data20.absent;
+if(true !== data23){
+const err43 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema96.properties.absent,data:data23};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9955,12 +9956,24 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.warnings.type,parentSchema:schema65.properties.warnings,data:data18};
+const err44 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
 else {
 vErrors.push(err44);
+}
+errors++;
+}
+}
+}
+else {
+const err45 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.warnings.type,parentSchema:schema65.properties.warnings,data:data19};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
 }
 errors++;
 }
@@ -9972,25 +9985,10 @@ errors = vErrors.length;
 }
 }
 if(data.requests !== undefined){
-let data24 = data.requests;
-if(Array.isArray(data24)){
-if(data24.length > 10000){
-const err45 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.requests,data:data24};
-if(vErrors === null){
-vErrors = [err45];
-}
-else {
-vErrors.push(err45);
-}
-errors++;
-}
-const len5 = data24.length;
-for(let i6=0; i6<len5; i6++){
-let data25 = data24[i6];
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-for(const key4 in data25){
-if(!((((((((key4 === "purpose") || (key4 === "every")) || (key4 === "absent")) || (key4 === "message")) || (key4 === "role")) || (key4 === "equals")) || (key4 === "contains")) || (key4 === "matches"))){
-const err46 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema105,data:data25};
+let data25 = data.requests;
+if(Array.isArray(data25)){
+if(data25.length > 10000){
+const err46 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.requests,data:data25};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9999,11 +9997,13 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data25.purpose !== undefined){
-let data26 = data25.purpose;
-if(typeof data26 !== "string"){
-const err47 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.purpose.type,parentSchema:schema105.properties.purpose,data:data26};
+const len5 = data25.length;
+for(let i6=0; i6<len5; i6++){
+let data26 = data25[i6];
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+for(const key4 in data26){
+if(!((((((((key4 === "purpose") || (key4 === "every")) || (key4 === "absent")) || (key4 === "message")) || (key4 === "role")) || (key4 === "equals")) || (key4 === "contains")) || (key4 === "matches"))){
+const err47 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema105,data:data26};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10012,8 +10012,11 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(!(((data26 === "conversation") || (data26 === "compaction")) || (data26 === "session-title"))){
-const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema105.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.purpose.enum,parentSchema:schema105.properties.purpose,data:data26};
+}
+if(data26.purpose !== undefined){
+let data27 = data26.purpose;
+if(typeof data27 !== "string"){
+const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.purpose.type,parentSchema:schema105.properties.purpose,data:data27};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10022,11 +10025,8 @@ vErrors.push(err48);
 }
 errors++;
 }
-}
-if(data25.every !== undefined){
-let data27 = data25.every;
-if(true !== data27){
-const err49 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema105.properties.every,data:data27};
+if(!(((data27 === "conversation") || (data27 === "compaction")) || (data27 === "session-title"))){
+const err49 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema105.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.purpose.enum,parentSchema:schema105.properties.purpose,data:data27};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10036,10 +10036,10 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data25.absent !== undefined){
-let data28 = data25.absent;
+if(data26.every !== undefined){
+let data28 = data26.every;
 if(true !== data28){
-const err50 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema105.properties.absent,data:data28};
+const err50 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema105.properties.every,data:data28};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10049,10 +10049,10 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data25.message !== undefined){
-let data29 = data25.message;
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err51 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.message.type,parentSchema:schema105.properties.message,data:data29};
+if(data26.absent !== undefined){
+let data29 = data26.absent;
+if(true !== data29){
+const err51 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema105.properties.absent,data:data29};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10062,10 +10062,10 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data25.role !== undefined){
-let data30 = data25.role;
-if(typeof data30 !== "string"){
-const err52 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.role.type,parentSchema:schema105.properties.role,data:data30};
+if(data26.message !== undefined){
+let data30 = data26.message;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err52 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.message.type,parentSchema:schema105.properties.message,data:data30};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10074,8 +10074,11 @@ vErrors.push(err52);
 }
 errors++;
 }
-if(!(((data30 === "system") || (data30 === "user")) || (data30 === "assistant"))){
-const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema105.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.role.enum,parentSchema:schema105.properties.role,data:data30};
+}
+if(data26.role !== undefined){
+let data31 = data26.role;
+if(typeof data31 !== "string"){
+const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.role.type,parentSchema:schema105.properties.role,data:data31};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10084,11 +10087,8 @@ vErrors.push(err53);
 }
 errors++;
 }
-}
-if(data25.equals !== undefined){
-let data31 = data25.equals;
-if(typeof data31 !== "string"){
-const err54 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.equals.type,parentSchema:schema105.properties.equals,data:data31};
+if(!(((data31 === "system") || (data31 === "user")) || (data31 === "assistant"))){
+const err54 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema105.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.role.enum,parentSchema:schema105.properties.role,data:data31};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10097,8 +10097,11 @@ vErrors.push(err54);
 }
 errors++;
 }
-if(!((data31 === "first") || (data31 === "previous"))){
-const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema105.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.equals.enum,parentSchema:schema105.properties.equals,data:data31};
+}
+if(data26.equals !== undefined){
+let data32 = data26.equals;
+if(typeof data32 !== "string"){
+const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.equals.type,parentSchema:schema105.properties.equals,data:data32};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10107,12 +10110,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data25.contains !== undefined){
-let data32 = data25.contains;
-if(typeof data32 === "string"){
-if(func3(data32) < 1){
-const err56 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema105.properties.contains,data:data32};
+if(!((data32 === "first") || (data32 === "previous"))){
+const err56 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema105.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.equals.enum,parentSchema:schema105.properties.equals,data:data32};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10122,8 +10121,11 @@ vErrors.push(err56);
 errors++;
 }
 }
-else {
-const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.contains.type,parentSchema:schema105.properties.contains,data:data32};
+if(data26.contains !== undefined){
+let data33 = data26.contains;
+if(typeof data33 === "string"){
+if(func3(data33) < 1){
+const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema105.properties.contains,data:data33};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10133,10 +10135,8 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data25.matches !== undefined){
-let data33 = data25.matches;
-if(typeof data33 !== "string"){
-const err58 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.matches.type,parentSchema:schema105.properties.matches,data:data33};
+else {
+const err58 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.contains.type,parentSchema:schema105.properties.contains,data:data33};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10146,9 +10146,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-}
-else {
-const err59 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data:data25};
+if(data26.matches !== undefined){
+let data34 = data26.matches;
+if(typeof data34 !== "string"){
+const err59 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.matches.type,parentSchema:schema105.properties.matches,data:data34};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10160,7 +10161,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.requests.type,parentSchema:schema65.properties.requests,data:data24};
+const err60 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10172,12 +10173,24 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
+const err61 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.requests.type,parentSchema:schema65.properties.requests,data:data25};
 if(vErrors === null){
 vErrors = [err61];
 }
 else {
 vErrors.push(err61);
+}
+errors++;
+}
+}
+}
+else {
+const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
+if(vErrors === null){
+vErrors = [err62];
+}
+else {
+vErrors.push(err62);
 }
 errors++;
 }

@@ -7,5 +7,5 @@ import { tsImport } from 'tsx/esm/api'
 
 const mod = await tsImport('./worker.ts', import.meta.url)
 
-/** Runs one `SweepJob` (see worker.ts). */
+/** Runs one `PoolTask` (see worker.ts). */
 export default mod.default

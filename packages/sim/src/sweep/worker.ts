@@ -1,11 +1,11 @@
 /**
- * The tinypool worker of `sim sweep` (design §4 item 8): each task is one `SweepJob`, run in this worker
- * thread's own module instance (its own msw server and mock mount), so jobs on different threads never share
- * state. Loaded through tsx's ESM hooks (`pool.ts` passes `--import tsx`).
+ * The tinypool worker of `sim sweep` and `sim run --seeds` (design §4 item 8): each task is one `PoolTask`, run
+ * in this worker thread's own module instance (its own msw server and mock mount), so jobs on different threads
+ * never share state. From source it is loaded through tsx (`worker-entry.mjs`); from `dist` it is `worker.js`.
  */
-import { runSweepJob, type SweepJob, type SweepJobResult } from './job.ts'
+import { runPoolTask, type PoolResult, type PoolTask } from './task.ts'
 
-/** Runs one job (tinypool calls the default export with the task). */
-export default async function runTask(job: SweepJob): Promise<SweepJobResult> {
-  return runSweepJob(job)
+/** Runs one task (tinypool calls the default export with the task). */
+export default async function runTask(task: PoolTask): Promise<PoolResult> {
+  return runPoolTask(task)
 }

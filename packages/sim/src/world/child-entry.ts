@@ -10,8 +10,11 @@
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
-/** True when sim runs from its TypeScript sources, false when it runs from the built `dist/` JavaScript. */
-export const FROM_SOURCE: boolean = import.meta.url.endsWith('.ts')
+/**
+ * True when sim runs from its TypeScript sources, false when it runs from the built `dist/` JavaScript. The path
+ * decides, not the whole URL: in a pool worker thread tsx's scoped loader (`worker-entry.mjs`) appends a query.
+ */
+export const FROM_SOURCE: boolean = new URL(import.meta.url).pathname.endsWith('.ts')
 
 /** File endings Node 20 cannot load without a TypeScript loader. */
 const TYPESCRIPT_FILE = /\.(c|m)?tsx?$/i

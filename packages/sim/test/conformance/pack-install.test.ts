@@ -162,6 +162,16 @@ it('npx sim run passes a copied smoke and crash scenario, and npx sim check acce
   expect(check.stdout).toMatch(/2 logs checked, no violations/)
 }, 900_000)
 
+it('npx sim run --seeds runs its jobs in 2 worker threads started from dist (worker.js, no tsx)', async () => {
+  const result = await sim('run', 'scenarios/no-pressure.yaml', 'scenarios/fault-50-after-compaction-start.yaml', '--seeds', '1..2', '--workers', '2', '--out-dir', 'out-seeds')
+  expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0)
+  const report = JSON.parse(await readFile(join(project, 'out-seeds/report.json'), 'utf8')) as {
+    seeds: number[]; summary: { total: number; passed: number }; scenarios: Array<{ seed: number }>
+  }
+  expect([report.seeds, report.summary.total, report.summary.passed]).toEqual([[1, 2], 4, 4])
+  expect(report.scenarios.map((s) => s.seed)).toEqual([1, 2, 1, 2])
+}, 900_000)
+
 it('npx sim conform passes the pack for a plain-JS subject module', async () => {
   const result = await sim('conform', '--subject', 'module:./subject.mjs', '--level', 'must', '--out-dir', 'conformance')
   expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0)

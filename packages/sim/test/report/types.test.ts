@@ -77,7 +77,10 @@ const fullScenario: Required<ScenarioReport> = {
   ...passed, artifacts: passed.artifacts!, counts: passed.counts!, outcomes: passed.outcomes!, finalPressure: passed.finalPressure!,
   policySource: 'manifest', invariants: ['INV-01', 'INV-47'], skipReason: 'not skipped, but every key is exercised', error: 'and none',
   errorKind: 'internal', warnings: ['step compaction failed: m; continuing the turn'],
-  violations: [{ id: 'INV-05', seq: 3, message: 'm' }], expectations: [{ name: 'durable', passed: false, expected: 'a', actual: 'b' }],
+  violations: [{ id: 'INV-05', seq: 3, message: 'm' }], expectations: [
+    { name: 'durable', passed: false, expected: 'a', actual: 'b' },
+    { name: 'counts.brackets', passed: true, expected: '≥ 1', actual: 'not evaluated (seed-specific)', notEvaluated: 'seed-specific' },
+  ],
   timings, timeline, paths: [{ path: 'pressure/compact', reached: 2 }], cache: scenarioCache, drift,
 }
 const difference: Required<DifferentialDifference> = {
@@ -93,7 +96,7 @@ const differential: DifferentialReport = {
   scenarios: [differentialScenario],
 }
 const fullReport = { ...reportOf([fullScenario, failed, skipped, errored], { seed: 4294967295 }), timings, differential, cache: runCache,
-  shard: { index: 1, count: 3, files: ['scenarios/smoke/basic-pressure.yaml'] } } as Required<RunReport>
+  shard: { index: 1, count: 3, files: ['scenarios/smoke/basic-pressure.yaml'] }, seeds: [1, 2, 3] } as Required<RunReport>
 
 /** Typed examples per definition; `<root>` is the whole document. */
 const examples: Record<string, readonly unknown[]> = {
@@ -138,7 +141,7 @@ const examples: Record<string, readonly unknown[]> = {
 const typeKeys: Record<string, Record<string, boolean>> = {
   '<root>': keysOf<RunReport>({
     schemaVersion: true, tool: true, runId: true, seed: true, summary: true, scenarios: true, timings: false, differential: false,
-    cache: false, shard: false,
+    cache: false, shard: false, seeds: false,
   }),
   Tool: keysOf<RunReport['tool']>({ name: true, version: true }),
   Timings: keysOf<NonNullable<RunReport['timings']>>({ ms: true }),
@@ -150,7 +153,7 @@ const typeKeys: Record<string, Record<string, boolean>> = {
     cache: false, drift: false,
   }),
   Violation: keysOf<ReportedViolation>({ id: true, seq: true, message: true }),
-  Expectation: keysOf<ExpectationResult>({ name: true, passed: true, expected: true, actual: true }),
+  Expectation: keysOf<ExpectationResult>({ name: true, passed: true, expected: true, actual: true, notEvaluated: false }),
   Counts: keysOf<ScenarioCounts>({
     events: true, turns: true, requests: true, brackets: true, failedBrackets: true, prunes: true, offloads: true, retries: true,
     summaryErrors: true, checkpoints: true, crashes: true,

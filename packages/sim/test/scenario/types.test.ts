@@ -275,7 +275,7 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     action: true, turn: true, beforeStep: true, start: true, end: true,
   }) },
   Expect: { pointer: 'Expect', keys: keysOf<ExpectConfig>({
-    invariants: true, outcome: true, counts: true, finalPressure: true, events: true, finalSurfaceNodes: true,
+    seedSpecific: true, invariants: true, outcome: true, counts: true, finalPressure: true, events: true, finalSurfaceNodes: true,
     perPreStep: true, summarized: true, warnings: true, rejections: true, requests: true,
   }) },
   TurnOutcome: { pointer: 'TurnOutcome/else', keys: keysOf<Exclude<TurnOutcome, string>>({ kind: true, code: true }) },

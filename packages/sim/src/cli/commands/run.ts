@@ -19,18 +19,23 @@ import type { Argv, CommandModule } from 'yargs'
 import { renderHtml, renderJunit, renderMarkdown, validateRunReport } from '../../report/index.ts'
 import type { RunReport, ScenarioReport } from '../../report/types.ts'
 import { expandGlob, isGlob } from '../../run/globs.ts'
-import { displayPath, runIdOf, runScenarios, TOOL_VERSION } from '../../run/run-scenario.ts'
+import { displayPath, runIdOf, runScenarios, seedsRunIdOf, TOOL_VERSION } from '../../run/run-scenario.ts'
+import { runSeeds } from '../../run/run-seeds.ts'
+import { seedFolder } from '../../report/merge.ts'
+import { seedsText } from '../../report/text.ts'
+import { defaultWorkers } from '../../sweep/pool.ts'
 import { loadScenario } from '../../scenario/load.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
 import type { CommandContext } from '../context.ts'
 import { subjectFromFlag, subjectSpecs } from '../subject-flag.ts'
 import { writeGithubReport } from '../../report/github.ts'
 import { inShard, parseShard } from '../../sweep/shard.ts'
-import { parseIntegerFlag, parseSeedFlag } from '../flags.ts'
+import { parseIntegerFlag, parseSeedFlag, parseSeedsFlag } from '../flags.ts'
 import { checkOutDir } from '../out-dir.ts'
 import { plural } from '../../plural.ts'
 import { describeRunConfig, loadRunConfig, REPORTERS, type Reporter } from '../run-config.ts'
 import { createRunStream } from '../run-stream.ts'
+import { createSeedsStream } from '../seeds-stream.ts'
 
 export { REPORTERS, type Reporter }
 
@@ -46,6 +51,8 @@ export interface RunArgs {
   filter: RegExp | undefined
   tag: string[] | undefined
   bail: number | undefined
+  seeds: number[] | undefined
+  workers: number | undefined
 }
 
 /** Bound on the files one directory argument may expand to. */
@@ -127,6 +134,13 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
       })
       .option('seed', { type: 'string', describe: 'Seed (uint32) for every scenario instead of each file\'s own' })
       .coerce('seed', (value: unknown) => (value === undefined ? undefined : parseSeedFlag('--seed', value)))
+      .option('seeds', {
+        type: 'string',
+        describe: 'Run every scenario once per seed: a range a..b or a comma list (1..20, 1,5,9); reports every failing seed with its replay',
+      })
+      .coerce('seeds', (value: unknown) => (value === undefined ? undefined : parseSeedsFlag('--seeds', value)))
+      .option('workers', { type: 'string', describe: 'Worker threads of --seeds (default: the available cores; 1 runs in this process)' })
+      .coerce('workers', (value: unknown) => (value === undefined ? undefined : parseIntegerFlag('--workers', value, 1, WORKERS_MAX)))
       .option('reporter', {
         choices: REPORTERS, array: true,
         describe: 'Output formats, repeatable (default pretty); html writes index.html',
@@ -150,6 +164,7 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
       .example('$0 run "scenarios/**/*.yaml"', 'Run the whole catalog (quote the glob; sim expands ** itself)')
       .example('$0 run scenarios --filter "^fault-0" --bail', 'Scenarios named fault-0…, stopping at the first failure')
       .example('$0 run scenarios/smoke/basic-pressure.yaml --seed 42 --reporter json', 'One scenario, one seed, the report on stdout')
+      .example('$0 run "scenarios/**/*.yaml" --seeds 1..20', 'Every scenario under seeds 1 to 20, in parallel workers')
       .epilogue(`${describeRunConfig(cwdOf())}\nA config sets defaults for subject, reporters, outDir and seed; flags win.`) as
         Argv<RunArgs>,
     handler: async (args) => {
@@ -158,8 +173,10 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
       const abs = (p: string): string => (isAbsolute(p) || cwd === process.cwd() ? p : resolvePath(cwd, p))
       const loaded = loadRunConfig(cwd)
       const config = loaded?.config ?? {}
-      const seed = args.seed ?? config.seed
-      const reporters = new Set(args.reporter ?? config.reporters ?? ['pretty'])
+      checkSeedsFlags(args)
+      // --seeds replaces the config's seed, as --seed would.
+      const seed = args.seeds === undefined ? args.seed ?? config.seed : undefined
+      const reporters = new Set<Reporter>(args.reporter ?? config.reporters ?? ['pretty'])
       const listed = scenarioFiles(args.files, cwd).map(abs)
       const selection = {
         ...(args.filter === undefined ? {} : { filter: args.filter }), ...(args.tag === undefined ? {} : { tags: args.tag }),
@@ -172,12 +189,13 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
       // --shard i/n (issue #10): a stable slice of the list; the report records the whole list for `sim report merge`.
       const shard = args.shard === undefined ? undefined : parseShard(args.shard)
       const files = shard === undefined ? allFiles : inShard(allFiles, (f) => f, shard)
-      const runId = runIdOf(allFiles, seed ?? null)
+      const runId = args.seeds === undefined ? runIdOf(allFiles, seed ?? null) : seedsRunIdOf(allFiles, args.seeds)
       const outDir = args['out-dir'] ?? config.outDir
         ?? join('reports', shard === undefined ? runId : `${runId}-shard-${shard.index}-of-${shard.count}`)
       checkOutDir(outDir, cwd)
       const configNote = loaded === null ? '' : `, config ${loaded.source}`
-      out.info(`sim run: ${plural(files.length, 'scenario')}, seed ${seed ?? 'of each scenario'}, output ${outDir}${configNote}`)
+      const seedNote = args.seeds === undefined ? `seed ${seed ?? 'of each scenario'}` : `${plural(args.seeds.length, 'seed')} (${seedsText(args.seeds)})`
+      out.info(`sim run: ${plural(files.length, 'scenario')}, ${seedNote}, output ${outDir}${configNote}`)
       const specs = subjectSpecs(args.subject ?? config.subject)
       const subjects = []
       for (const spec of specs) {
@@ -196,6 +214,14 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
         if (spec !== undefined && spec !== 'reference') s.replay += ` --subject ${spec}`
       }
       const ci = !out.io.isTTY || isSet(out.io.env['CI'])
+      if (args.seeds !== undefined) {
+        const workers = args.workers ?? defaultWorkers()
+        ctx.exitCode = await runSeedsCommand(files, {
+          out, cwd, outDir, dir: abs(outDir), seeds: args.seeds, workers, subject: specs[0] ?? null, reporters, ci,
+          timings: args.timings, withReplay: withSubjectReplay,
+        })
+        return
+      }
       const stream = createRunStream({ out, pretty: reporters.has('pretty'), ci, now: () => performance.now() })
       stream.start({ tool: { name: 'compaction-sim', version: TOOL_VERSION }, runId: runIdOf(files.map((f) => displayPath(f, cwd)), seed ?? null), seed: seed ?? null })
       const report = await runScenarios(files, {
@@ -208,30 +234,112 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
         },
       })
       if (shard !== undefined) report.shard = { index: shard.index, count: shard.count, files: allFiles.map((f) => displayPath(f, cwd)) }
-      const problems = validateRunReport(report)
-      if (problems.length > 0) throw new Error(`the run report does not match its schema: ${problems.slice(0, 3).join('; ')}`)
-      const dir = abs(outDir)
-      await mkdir(dir, { recursive: true })
-      await writeFile(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
-      await writeFile(join(dir, 'report.md'), renderMarkdown(report))
-      await writeFile(join(dir, 'junit.xml'), renderJunit(report))
-      for (const reporter of reporters) {
-        switch (reporter) {
-          case 'pretty': break // streamed as the run went
-          case 'json': out.json(report); break
-          case 'markdown': out.io.stdout.write(renderMarkdown(report)); break
-          case 'junit': out.io.stdout.write(renderJunit(report)); break
-          case 'html': await writeFile(join(dir, 'index.html'), renderHtml(report)); break
-          case 'github': writeGithubReport(report, { stdout: out.io.stdout, env: out.io.env }); break
-          default: break
-        }
-      }
-      const written = [`reports: ${join(outDir, 'report.json')}, report.md, junit.xml${reporters.has('html') ? ', index.html' : ''}`]
-      if (reporters.has('html')) written.push(`html report: ${join(outDir, 'index.html')}`)
+      const written = await writeRunReports(report, { out, dir: abs(outDir), shownDir: outDir, reporters })
       stream.finish(report, written)
       ctx.exitCode = runExitCode(report)
     },
   }
+}
+
+/** Most worker threads `--workers` accepts. */
+export const WORKERS_MAX = 256
+
+/** Flags `--seeds` cannot be combined with, and `--workers` without `--seeds`: each a `UsageError` naming both. */
+function checkSeedsFlags(args: RunArgs): void {
+  if (args.seeds === undefined) {
+    if (args.workers !== undefined) throw new UsageError('--workers applies to --seeds runs only')
+    return
+  }
+  if (args.seed !== undefined) throw new UsageError('--seeds cannot be combined with --seed (name the seed in --seeds)')
+  if (args.shard !== undefined) throw new UsageError('--seeds cannot be combined with --shard')
+  if (args.bail !== undefined) throw new UsageError('--seeds cannot be combined with --bail')
+  if (subjectSpecs(args.subject).length > 1) throw new UsageError('--seeds runs one subject: --subject names several')
+}
+
+/** Where `writeRunReports` writes and what it prints. */
+interface ReportSinks {
+  out: CommandContext['out']
+  /** The output folder (absolute) and as the user named it. */
+  dir: string
+  shownDir: string
+  reporters: ReadonlySet<Reporter>
+}
+
+/**
+ * Checks `report` against its schema, writes `report.json`, `report.md` and `junit.xml` (and `index.html` with
+ * `--reporter html`) into the output folder and the chosen stdout formats (pretty streamed already); returns the
+ * lines naming what was written.
+ */
+async function writeRunReports(report: RunReport, sinks: ReportSinks): Promise<string[]> {
+  const { out, dir, shownDir, reporters } = sinks
+  const problems = validateRunReport(report)
+  if (problems.length > 0) throw new Error(`the run report does not match its schema: ${problems.slice(0, 3).join('; ')}`)
+  await mkdir(dir, { recursive: true })
+  await writeFile(join(dir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
+  await writeFile(join(dir, 'report.md'), renderMarkdown(report))
+  await writeFile(join(dir, 'junit.xml'), renderJunit(report))
+  for (const reporter of reporters) {
+    switch (reporter) {
+      case 'pretty': break // streamed as the run went
+      case 'json': out.json(report); break
+      case 'markdown': out.io.stdout.write(renderMarkdown(report)); break
+      case 'junit': out.io.stdout.write(renderJunit(report)); break
+      case 'html': await writeFile(join(dir, 'index.html'), renderHtml(report)); break
+      case 'github': writeGithubReport(report, { stdout: out.io.stdout, env: out.io.env }); break
+      default: break
+    }
+  }
+  const written = [`reports: ${join(shownDir, 'report.json')}, report.md, junit.xml${reporters.has('html') ? ', index.html' : ''}`]
+  if (reporters.has('html')) written.push(`html report: ${join(shownDir, 'index.html')}`)
+  return written
+}
+
+/** What the `--seeds` branch of the handler needs. */
+interface SeedsCommandOptions {
+  out: CommandContext['out']
+  cwd: string
+  /** The output folder as the user named it, and absolute. */
+  outDir: string
+  dir: string
+  seeds: readonly number[]
+  workers: number
+  subject: string | null
+  reporters: ReadonlySet<Reporter>
+  ci: boolean
+  timings: boolean
+  /** Appends `--subject <spec>` to a non-reference entry's replay. */
+  withReplay: (s: ScenarioReport) => void
+}
+
+/**
+ * `sim run --seeds` (issue #21): every file under every seed on the worker pool (`run/run-seeds.ts`). Writes each
+ * seed's `report.json` into `seed-<k>/` beside its artifacts, and the merged report (one row per scenario and
+ * seed) into the output folder with the usual formats. Returns the exit code (`runExitCode` of the merged report).
+ */
+async function runSeedsCommand(files: readonly string[], options: SeedsCommandOptions): Promise<ExitCode> {
+  const { out, cwd, seeds } = options
+  const stream = createSeedsStream({ out, pretty: options.reporters.has('pretty'), ci: options.ci, now: () => performance.now() })
+  const shown = files.map((f) => displayPath(f, cwd))
+  stream.start({ tool: { name: 'compaction-sim', version: TOOL_VERSION }, runId: seedsRunIdOf(shown, seeds), seed: null, seeds: [...seeds] })
+  const started = performance.now()
+  const run = await runSeeds(files, {
+    seeds, workers: options.workers, outDir: options.dir, cwd, subject: options.subject, timings: options.timings,
+    onFile: (rows, i) => {
+      for (const row of rows) options.withReplay(row)
+      stream.file(rows, i + 1, files.length)
+    },
+  })
+  for (const { seed, report } of run.perSeed) {
+    const problems = validateRunReport(report)
+    if (problems.length > 0) throw new Error(`the report of seed ${seed} does not match its schema: ${problems.slice(0, 3).join('; ')}`)
+    await writeFile(join(options.dir, seedFolder(seed), 'report.json'), `${JSON.stringify(report, null, 2)}\n`)
+  }
+  const merged = run.merged
+  if (options.timings) merged.timings = { ms: Math.round(performance.now() - started) }
+  const written = await writeRunReports(merged, { out, dir: options.dir, shownDir: options.outDir, reporters: options.reporters })
+  written.push(`per seed: ${join(options.outDir, `${seedFolder(seeds[0] ?? 0)}/report.json`)}${seeds.length > 1 ? ` … ${seedFolder(seeds.at(-1) ?? 0)}/report.json` : ''}`)
+  stream.finish(merged, written)
+  return runExitCode(merged)
 }
 
 /** `--filter`: a JavaScript regular expression (no flags) tested against each scenario's name. */

@@ -111,6 +111,11 @@ describe('sim run --help', () => {
             --version   Show version number                                  [boolean]
             --seed      Seed (uint32) for every scenario instead of each file's own
                                                                               [string]
+            --seeds     Run every scenario once per seed: a range a..b or a comma list
+                        (1..20, 1,5,9); reports every failing seed with its replay
+                                                                              [string]
+            --workers   Worker threads of --seeds (default: the available cores; 1
+                        runs in this process)                                 [string]
             --reporter  Output formats, repeatable (default pretty); html writes
                         index.html
             [array] [choices: "pretty", "json", "markdown", "junit", "html", "github"]
@@ -139,6 +144,8 @@ describe('sim run --help', () => {
         sim run                                   One scenario, one seed, the report
         scenarios/smoke/basic-pressure.yaml       on stdout
         --seed 42 --reporter json
+        sim run "scenarios/**/*.yaml" --seeds     Every scenario under seeds 1 to 20,
+        1..20                                     in parallel workers
 
       Config: none (sim.config.json, sim.config.yaml, package.json "sim")
       A config sets defaults for subject, reporters, outDir and seed; flags win.
