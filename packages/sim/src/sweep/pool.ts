@@ -6,6 +6,7 @@
  * reaches the report. An abort signal stops dispatching and cancels the pool's queued and running jobs (inline,
  * the running job finishes).
  */
+import { setMaxListeners } from 'node:events'
 import { availableParallelism } from 'node:os'
 import { Tinypool } from 'tinypool'
 import { workerEntryUrl, workerExecArgv } from '../world/child-entry.ts'
@@ -64,6 +65,8 @@ async function runTasks<R>(tasks: readonly PoolTask[], options: PoolOptions<R>, 
     maxThreads: options.workers,
   })
   const controller = new AbortController()
+  // Every queued `pool.run` listens on this one signal: not a leak, so no MaxListenersExceededWarning for long runs.
+  setMaxListeners(tasks.length + 1, controller.signal)
   const onAbort = (): void => controller.abort()
   options.signal?.addEventListener('abort', onAbort, { once: true })
   try {
