@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { conformanceCases } from '@compaction-sim/fixtures'
 import { CHECKS } from '../../src/checker/registry.ts'
-import type { Family, InvariantId } from '../../src/checker/types.ts'
+import type { CheckId, Family } from '../../src/checker/types.ts'
 
 /** The checker source folder and this test folder. */
 export const CHECKER_DIR = fileURLToPath(new URL('../../src/checker/', import.meta.url))
@@ -29,6 +29,7 @@ export const FAMILY_MODULE: Record<Family, string> = {
   offload: 'offload.ts',
   reconstruction: 'reconstruction.ts',
   lifecycle: 'lifecycle.ts',
+  world: 'world.ts',
 }
 
 /** One test that exercises an invariant: its file (in `test/checker/`) and its title (inside the groups the header names). */
@@ -39,7 +40,7 @@ export interface TestRef {
 
 /** One row of the table. */
 export interface InvariantRow {
-  id: InvariantId
+  id: CheckId
   statement: string
   module: string
   tests: TestRef[]
@@ -55,9 +56,9 @@ const PLANTED_ROW = /^\s*\['(INV-\d\d)', '((?:[^'\\]|\\.)*)'/gm
 
 /** The rows, in catalog order. Reads the test sources of `test/checker/` (titles only). */
 export function invariantRows(): InvariantRow[] {
-  const byId = new Map<InvariantId, TestRef[]>(CHECKS.map((c) => [c.id, []]))
+  const byId = new Map<CheckId, TestRef[]>(CHECKS.map((c) => [c.id, []]))
   const add = (id: string, ref: TestRef): void => {
-    byId.get(id as InvariantId)?.push(ref)
+    byId.get(id as CheckId)?.push(ref)
   }
   for (const c of conformanceCases()) add(c.expect.id, { file: 'conformance.test.ts', title: `${c.expect.id} ${c.name}` })
   for (const file of readdirSync(TEST_DIR).filter((f) => f.endsWith('.test.ts')).sort()) {
