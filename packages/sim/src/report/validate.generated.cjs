@@ -4,11 +4,11 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim run report","description":"The canonical report of one `sim run` (design §4 item 7): every other format (pretty, markdown, junit, …) is a pure function of it. Source of truth for the report format; packages/sim/src/report/types.ts mirrors it and a test keeps them in step. Regenerate the validator with `pnpm report:schema`.","type":"object","additionalProperties":false,"required":["schemaVersion","tool","runId","seed","summary","scenarios"],"properties":{"schemaVersion":{"description":"Version of the report document; bumped on any incompatible change.","const":1},"tool":{"description":"The program that wrote the report.","$ref":"#/definitions/Tool"},"runId":{"description":"Deterministic id of the run (from the seed override and the scenario list), also the default folder name under reports/.","type":"string","minLength":1,"maxLength":200},"seed":{"description":"The `--seed` override (uint32), or null when every scenario ran with its own `seed`.","oneOf":[{"$ref":"#/definitions/Seed"},{"type":"null"}]},"summary":{"description":"Totals over all scenarios.","$ref":"#/definitions/Summary"},"scenarios":{"description":"One entry per scenario and subject, in the order the files were given (globs expanded and sorted).","type":"array","items":{"$ref":"#/definitions/Scenario"}},"timings":{"description":"Wall-clock totals, present only with `--timings`.","$ref":"#/definitions/Timings"},"differential":{"description":"Subject-vs-subject comparison (issue #7), present only when the run used two or more subjects (`sim run --subject reference,dsh`).","$ref":"#/definitions/Differential"},"cache":{"description":"Cache totals over the scenarios that carry a `cache` section (issue #9); absent when none does.","$ref":"#/definitions/RunCache"},"shard":{"description":"The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run.","$ref":"#/definitions/RunShard"}},"definitions":{"RunShard":{"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}},"ScenarioCache":{"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}},"CacheRequestRow":{"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}},"CacheReportedUsage":{"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}},"CacheTotals":{"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}},"CachePriceRef":{"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}},"RunCache":{"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}},"Differential":{"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}},"DifferentialSummary":{"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}},"DifferentialScenario":{"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}},"DifferentialDifference":{"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}},"DifferentialAspect":{"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]},"Tool":{"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}},"Seed":{"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295},"Count":{"description":"A non-negative integer count.","type":"integer","minimum":0},"Timings":{"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}},"Summary":{"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}},"Status":{"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]},"Dialect":{"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]},"CheckId":{"description":"The id of a registered check: a §12 invariant, or a world-truth check WORLD-01 … WORLD-06 (issue #21).","anyOf":[{"$ref":"#/definitions/InvariantId"},{"enum":["WORLD-01","WORLD-02","WORLD-03","WORLD-04","WORLD-05","WORLD-06"]}]},"InvariantId":{"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"PolicySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]},"Scenario":{"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]},"Violation":{"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id, or a world-truth check id (issue #21).","$ref":"#/definitions/CheckId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}},"Expectation":{"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"}}},"Counts":{"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}},"Outcome":{"description":"How a turn ended (`turn/end` reason kind and, for `error`, its failure code).","type":"object","additionalProperties":false,"required":["turn","kind"],"properties":{"turn":{"description":"The turn index.","$ref":"#/definitions/Count"},"kind":{"description":"The `turn/end` reason kind (`completed`, `error`, …).","type":"string","minLength":1},"code":{"description":"The failure code of an `error` outcome.","type":"string","minLength":1}}},"FinalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","type":"object","additionalProperties":false,"required":["tokens","ratio","contextWindow"],"properties":{"tokens":{"description":"Metered tokens of the final surface.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"contextWindow":{"description":"The route's context window in tokens, null when unknown.","oneOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"Fault":{"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}},"Timeline":{"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}},"TimelinePoint":{"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"providerTokens":{"description":"The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports drift.","$ref":"#/definitions/Count"}}},"ScenarioDrift":{"description":"Meter-vs-provider drift of one scenario (issue #15) over its conversation requests with both figures: per request (provider − meter) / meter in percent, signed (positive = the provider counts more than the meter said), rounded to 0.01.","type":"object","additionalProperties":false,"required":["requests","meanPct","maxPct","maxRequest","minPct"],"properties":{"requests":{"description":"Conversation requests measured (at least one).","type":"integer","minimum":1},"meanPct":{"description":"Mean signed drift in percent.","type":"number"},"maxPct":{"description":"Largest signed drift in percent.","type":"number"},"maxRequest":{"description":"Dispatch index of the request with maxPct (the first on a tie).","$ref":"#/definitions/Count"},"minPct":{"description":"Smallest signed drift in percent.","type":"number"}}},"TimelineMarker":{"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}},"Path":{"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}},"Artifacts":{"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim run report","description":"The canonical report of one `sim run` (design §4 item 7): every other format (pretty, markdown, junit, …) is a pure function of it. Source of truth for the report format; packages/sim/src/report/types.ts mirrors it and a test keeps them in step. Regenerate the validator with `pnpm report:schema`.","type":"object","additionalProperties":false,"required":["schemaVersion","tool","runId","seed","summary","scenarios"],"properties":{"schemaVersion":{"description":"Version of the report document; bumped on any incompatible change.","const":1},"tool":{"description":"The program that wrote the report.","$ref":"#/definitions/Tool"},"runId":{"description":"Deterministic id of the run (from the seed override and the scenario list), also the default folder name under reports/.","type":"string","minLength":1,"maxLength":200},"seed":{"description":"The `--seed` override (uint32), or null when every scenario ran with its own `seed`.","oneOf":[{"$ref":"#/definitions/Seed"},{"type":"null"}]},"summary":{"description":"Totals over all scenarios.","$ref":"#/definitions/Summary"},"scenarios":{"description":"One entry per scenario and subject, in the order the files were given (globs expanded and sorted).","type":"array","items":{"$ref":"#/definitions/Scenario"}},"timings":{"description":"Wall-clock totals, present only with `--timings`.","$ref":"#/definitions/Timings"},"differential":{"description":"Subject-vs-subject comparison (issue #7), present only when the run used two or more subjects (`sim run --subject reference,dsh`).","$ref":"#/definitions/Differential"},"cache":{"description":"Cache totals over the scenarios that carry a `cache` section (issue #9); absent when none does.","$ref":"#/definitions/RunCache"},"shard":{"description":"The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run.","$ref":"#/definitions/RunShard"}},"definitions":{"RunShard":{"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}},"ScenarioCache":{"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}},"CacheRequestRow":{"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}},"CacheReportedUsage":{"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}},"CacheTotals":{"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}},"CachePriceRef":{"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}},"RunCache":{"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}},"Differential":{"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}},"DifferentialSummary":{"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}},"DifferentialScenario":{"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}},"DifferentialDifference":{"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}},"DifferentialAspect":{"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]},"Tool":{"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}},"Seed":{"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295},"Count":{"description":"A non-negative integer count.","type":"integer","minimum":0},"Timings":{"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}},"Summary":{"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}},"Status":{"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]},"Dialect":{"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]},"CheckId":{"description":"The id of a registered check: a §12 invariant, or a world-truth check WORLD-01 … WORLD-06 (issue #21).","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47","WORLD-01","WORLD-02","WORLD-03","WORLD-04","WORLD-05","WORLD-06"]},"InvariantId":{"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"PolicySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]},"Scenario":{"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]},"Violation":{"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id, or a world-truth check id (issue #21).","$ref":"#/definitions/CheckId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}},"Expectation":{"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"}}},"Counts":{"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}},"Outcome":{"description":"How a turn ended (`turn/end` reason kind and, for `error`, its failure code).","type":"object","additionalProperties":false,"required":["turn","kind"],"properties":{"turn":{"description":"The turn index.","$ref":"#/definitions/Count"},"kind":{"description":"The `turn/end` reason kind (`completed`, `error`, …).","type":"string","minLength":1},"code":{"description":"The failure code of an `error` outcome.","type":"string","minLength":1}}},"FinalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","type":"object","additionalProperties":false,"required":["tokens","ratio","contextWindow"],"properties":{"tokens":{"description":"Metered tokens of the final surface.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"contextWindow":{"description":"The route's context window in tokens, null when unknown.","oneOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"Fault":{"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}},"Timeline":{"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}},"TimelinePoint":{"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"providerTokens":{"description":"The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports drift.","$ref":"#/definitions/Count"}}},"ScenarioDrift":{"description":"Meter-vs-provider drift of one scenario (issue #15) over its conversation requests with both figures: per request (provider − meter) / meter in percent, signed (positive = the provider counts more than the meter said), rounded to 0.01.","type":"object","additionalProperties":false,"required":["requests","meanPct","maxPct","maxRequest","minPct"],"properties":{"requests":{"description":"Conversation requests measured (at least one).","type":"integer","minimum":1},"meanPct":{"description":"Mean signed drift in percent.","type":"number"},"maxPct":{"description":"Largest signed drift in percent.","type":"number"},"maxRequest":{"description":"Dispatch index of the request with maxPct (the first on a tie).","$ref":"#/definitions/Count"},"minPct":{"description":"Smallest signed drift in percent.","type":"number"}}},"TimelineMarker":{"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}},"Path":{"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}},"Artifacts":{"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}}}};
 const schema12 = {"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}};
 const schema13 = {"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295};
-const schema49 = {"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}};
-const schema102 = {"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}};
+const schema48 = {"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}};
+const schema101 = {"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const schema14 = {"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}};
@@ -226,7 +226,7 @@ const schema23 = {"description":"How one scenario ended: `error` = it could not 
 const schema24 = {"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}};
 const schema41 = {"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]};
 const schema42 = {"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
-const schema46 = {"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"}}};
+const schema45 = {"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"}}};
 const func0 = require("ajv/dist/runtime/equal").default;
 const schema25 = {"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}};
 
@@ -1017,66 +1017,7 @@ return errors === 0;
 }
 
 const schema43 = {"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id, or a world-truth check id (issue #21).","$ref":"#/definitions/CheckId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}};
-const schema44 = {"description":"The id of a registered check: a §12 invariant, or a world-truth check WORLD-01 … WORLD-06 (issue #21).","anyOf":[{"$ref":"#/definitions/InvariantId"},{"enum":["WORLD-01","WORLD-02","WORLD-03","WORLD-04","WORLD-05","WORLD-06"]}]};
-
-function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-const _errs0 = errors;
-let valid0 = false;
-const _errs1 = errors;
-if(!(((((((((((((((((((((((((((((((((((((((((((((((data === "INV-01") || (data === "INV-02")) || (data === "INV-03")) || (data === "INV-04")) || (data === "INV-05")) || (data === "INV-06")) || (data === "INV-07")) || (data === "INV-08")) || (data === "INV-09")) || (data === "INV-10")) || (data === "INV-11")) || (data === "INV-12")) || (data === "INV-13")) || (data === "INV-14")) || (data === "INV-15")) || (data === "INV-16")) || (data === "INV-17")) || (data === "INV-18")) || (data === "INV-19")) || (data === "INV-20")) || (data === "INV-21")) || (data === "INV-22")) || (data === "INV-23")) || (data === "INV-24")) || (data === "INV-25")) || (data === "INV-26")) || (data === "INV-27")) || (data === "INV-28")) || (data === "INV-29")) || (data === "INV-30")) || (data === "INV-31")) || (data === "INV-32")) || (data === "INV-33")) || (data === "INV-34")) || (data === "INV-35")) || (data === "INV-36")) || (data === "INV-37")) || (data === "INV-38")) || (data === "INV-39")) || (data === "INV-40")) || (data === "INV-41")) || (data === "INV-42")) || (data === "INV-43")) || (data === "INV-44")) || (data === "INV-45")) || (data === "INV-46")) || (data === "INV-47"))){
-const err0 = {instancePath,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema42.enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-var _valid0 = _errs1 === errors;
-valid0 = valid0 || _valid0;
-if(!valid0){
-const _errs3 = errors;
-if(!((((((data === "WORLD-01") || (data === "WORLD-02")) || (data === "WORLD-03")) || (data === "WORLD-04")) || (data === "WORLD-05")) || (data === "WORLD-06"))){
-const err1 = {instancePath,schemaPath:"#/anyOf/1/enum",keyword:"enum",params:{allowedValues: schema44.anyOf[1].enum},message:"must be equal to one of the allowed values"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-var _valid0 = _errs3 === errors;
-valid0 = valid0 || _valid0;
-}
-if(!valid0){
-const err2 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-else {
-errors = _errs0;
-if(vErrors !== null){
-if(_errs0){
-vErrors.length = _errs0;
-}
-else {
-vErrors = null;
-}
-}
-}
-validate21.errors = vErrors;
-return errors === 0;
-}
-
+const schema44 = {"description":"The id of a registered check: a §12 invariant, or a world-truth check WORLD-01 … WORLD-06 (issue #21).","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47","WORLD-01","WORLD-02","WORLD-03","WORLD-04","WORLD-05","WORLD-06"]};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -1125,15 +1066,9 @@ errors++;
 }
 }
 if(data.id !== undefined){
-if(!(validate21(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-vErrors = vErrors === null ? validate21.errors : vErrors.concat(validate21.errors);
-errors = vErrors.length;
-}
-}
-if(data.seq !== undefined){
-let data1 = data.seq;
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err4 = {instancePath:instancePath+"/seq",schemaPath:"#/properties/seq/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+let data0 = data.id;
+if(!(((((((((((((((((((((((((((((((((((((((((((((((((((((data0 === "INV-01") || (data0 === "INV-02")) || (data0 === "INV-03")) || (data0 === "INV-04")) || (data0 === "INV-05")) || (data0 === "INV-06")) || (data0 === "INV-07")) || (data0 === "INV-08")) || (data0 === "INV-09")) || (data0 === "INV-10")) || (data0 === "INV-11")) || (data0 === "INV-12")) || (data0 === "INV-13")) || (data0 === "INV-14")) || (data0 === "INV-15")) || (data0 === "INV-16")) || (data0 === "INV-17")) || (data0 === "INV-18")) || (data0 === "INV-19")) || (data0 === "INV-20")) || (data0 === "INV-21")) || (data0 === "INV-22")) || (data0 === "INV-23")) || (data0 === "INV-24")) || (data0 === "INV-25")) || (data0 === "INV-26")) || (data0 === "INV-27")) || (data0 === "INV-28")) || (data0 === "INV-29")) || (data0 === "INV-30")) || (data0 === "INV-31")) || (data0 === "INV-32")) || (data0 === "INV-33")) || (data0 === "INV-34")) || (data0 === "INV-35")) || (data0 === "INV-36")) || (data0 === "INV-37")) || (data0 === "INV-38")) || (data0 === "INV-39")) || (data0 === "INV-40")) || (data0 === "INV-41")) || (data0 === "INV-42")) || (data0 === "INV-43")) || (data0 === "INV-44")) || (data0 === "INV-45")) || (data0 === "INV-46")) || (data0 === "INV-47")) || (data0 === "WORLD-01")) || (data0 === "WORLD-02")) || (data0 === "WORLD-03")) || (data0 === "WORLD-04")) || (data0 === "WORLD-05")) || (data0 === "WORLD-06"))){
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/CheckId/enum",keyword:"enum",params:{allowedValues: schema44.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1143,9 +1078,10 @@ vErrors.push(err4);
 errors++;
 }
 }
-if(data.message !== undefined){
-if(typeof data.message !== "string"){
-const err5 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data.seq !== undefined){
+let data1 = data.seq;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err5 = {instancePath:instancePath+"/seq",schemaPath:"#/properties/seq/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1155,9 +1091,9 @@ vErrors.push(err5);
 errors++;
 }
 }
-}
-else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.message !== undefined){
+if(typeof data.message !== "string"){
+const err6 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1166,14 +1102,26 @@ vErrors.push(err6);
 }
 errors++;
 }
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
 validate20.errors = vErrors;
 return errors === 0;
 }
 
-const schema47 = {"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}};
+const schema46 = {"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}};
 const pattern0 = new RegExp("^FAULT-[0-9]{2}$", "u");
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1292,14 +1240,14 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate22.errors = vErrors;
 return errors === 0;
 }
 
-const schema50 = {"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}};
-const schema52 = {"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"providerTokens":{"description":"The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports drift.","$ref":"#/definitions/Count"}}};
+const schema49 = {"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}};
+const schema51 = {"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"providerTokens":{"description":"The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports drift.","$ref":"#/definitions/Count"}}};
 
-function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1403,7 +1351,7 @@ errors++;
 if(data.purpose !== undefined){
 let data1 = data.purpose;
 if(!((data1 === "conversation") || (data1 === "compaction"))){
-const err9 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema52.properties.purpose.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema51.properties.purpose.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1653,13 +1601,13 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate27.errors = vErrors;
+validate25.errors = vErrors;
 return errors === 0;
 }
 
-const schema57 = {"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}};
+const schema56 = {"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}};
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1698,7 +1646,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(!((((data0 === "compaction-start") || (data0 === "compaction-end")) || (data0 === "prune")) || (data0 === "offload"))){
-const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema57.properties.kind.enum},message:"must be equal to one of the allowed values"};
+const err3 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema56.properties.kind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1768,12 +1716,12 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1849,8 +1797,8 @@ let data1 = data.points;
 if(Array.isArray(data1)){
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate27(data1[i0], {instancePath:instancePath+"/points/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+if(!(validate25(data1[i0], {instancePath:instancePath+"/points/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
 errors = vErrors.length;
 }
 }
@@ -1871,8 +1819,8 @@ let data3 = data.markers;
 if(Array.isArray(data3)){
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate29(data3[i1], {instancePath:instancePath+"/markers/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate27(data3[i1], {instancePath:instancePath+"/markers/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
 }
@@ -1899,13 +1847,13 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate24.errors = vErrors;
 return errors === 0;
 }
 
-const schema59 = {"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}};
+const schema58 = {"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}};
 
-function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2002,17 +1950,17 @@ vErrors.push(err7);
 }
 errors++;
 }
-validate32.errors = vErrors;
+validate30.errors = vErrors;
 return errors === 0;
 }
 
-const schema61 = {"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}};
-const schema62 = {"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}};
+const schema60 = {"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}};
+const schema61 = {"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}};
 const pattern1 = new RegExp("^\\d{4}-\\d{2}-\\d{2}$", "u");
-const schema63 = {"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}};
-const schema72 = {"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}};
+const schema62 = {"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}};
+const schema71 = {"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2144,12 +2092,12 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate34.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2304,7 +2252,7 @@ vErrors.push(err14);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema63.properties, key0))){
+if(!(func2.call(schema62.properties, key0))){
 const err15 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err15];
@@ -2343,7 +2291,7 @@ errors++;
 if(data.purpose !== undefined){
 let data1 = data.purpose;
 if(!((data1 === "conversation") || (data1 === "compaction"))){
-const err18 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema63.properties.purpose.enum},message:"must be equal to one of the allowed values"};
+const err18 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema62.properties.purpose.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2672,7 +2620,7 @@ errors++;
 if(data.causeKind !== undefined){
 let data11 = data.causeKind;
 if(!((((((data11 === "none") || (data11 === "replacement")) || (data11 === "prune")) || (data11 === "offload")) || (data11 === "tools-change")) || (data11 === "route-change"))){
-const err40 = {instancePath:instancePath+"/causeKind",schemaPath:"#/properties/causeKind/enum",keyword:"enum",params:{allowedValues: schema63.properties.causeKind.enum},message:"must be equal to one of the allowed values"};
+const err40 = {instancePath:instancePath+"/causeKind",schemaPath:"#/properties/causeKind/enum",keyword:"enum",params:{allowedValues: schema62.properties.causeKind.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -2746,8 +2694,8 @@ errors++;
 }
 }
 if(data.reported !== undefined){
-if(!(validate36(data.reported, {instancePath:instancePath+"/reported",parentData:data,parentDataProperty:"reported",rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate34(data.reported, {instancePath:instancePath+"/reported",parentData:data,parentDataProperty:"reported",rootData}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
 errors = vErrors.length;
 }
 }
@@ -2786,13 +2734,13 @@ vErrors.push(err48);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
-const schema76 = {"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}};
+const schema75 = {"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}};
 
-function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3056,12 +3004,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate39.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3246,7 +3194,7 @@ vErrors.push(err17);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema61.properties, key0))){
+if(!(func2.call(schema60.properties, key0))){
 const err18 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err18];
@@ -3260,7 +3208,7 @@ errors++;
 if(data.contract !== undefined){
 let data0 = data.contract;
 if(!((((data0 === "protocol") || (data0 === "openai")) || (data0 === "anthropic")) || (data0 === "deepseek"))){
-const err19 = {instancePath:instancePath+"/contract",schemaPath:"#/properties/contract/enum",keyword:"enum",params:{allowedValues: schema61.properties.contract.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/contract",schemaPath:"#/properties/contract/enum",keyword:"enum",params:{allowedValues: schema60.properties.contract.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3273,7 +3221,7 @@ errors++;
 if(data.deviation !== undefined){
 let data1 = data.deviation;
 if(!(((data1 === "none") || (data1 === "none-cached")) || (data1 === "half-cached"))){
-const err20 = {instancePath:instancePath+"/deviation",schemaPath:"#/properties/deviation/enum",keyword:"enum",params:{allowedValues: schema61.properties.deviation.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/deviation",schemaPath:"#/properties/deviation/enum",keyword:"enum",params:{allowedValues: schema60.properties.deviation.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3544,8 +3492,8 @@ let data9 = data.requests;
 if(Array.isArray(data9)){
 const len0 = data9.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate35(data9[i0], {instancePath:instancePath+"/requests/" + i0,parentData:data9,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate33(data9[i0], {instancePath:instancePath+"/requests/" + i0,parentData:data9,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
@@ -3562,20 +3510,20 @@ errors++;
 }
 }
 if(data.overall !== undefined){
-if(!(validate39(data.overall, {instancePath:instancePath+"/overall",parentData:data,parentDataProperty:"overall",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate37(data.overall, {instancePath:instancePath+"/overall",parentData:data,parentDataProperty:"overall",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
 if(data.conversation !== undefined){
-if(!(validate39(data.conversation, {instancePath:instancePath+"/conversation",parentData:data,parentDataProperty:"conversation",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate37(data.conversation, {instancePath:instancePath+"/conversation",parentData:data,parentDataProperty:"conversation",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
 if(data.compaction !== undefined){
-if(!(validate39(data.compaction, {instancePath:instancePath+"/compaction",parentData:data,parentDataProperty:"compaction",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate37(data.compaction, {instancePath:instancePath+"/compaction",parentData:data,parentDataProperty:"compaction",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
@@ -3779,13 +3727,13 @@ vErrors.push(err56);
 }
 errors++;
 }
-validate34.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
 
-const schema85 = {"description":"Meter-vs-provider drift of one scenario (issue #15) over its conversation requests with both figures: per request (provider − meter) / meter in percent, signed (positive = the provider counts more than the meter said), rounded to 0.01.","type":"object","additionalProperties":false,"required":["requests","meanPct","maxPct","maxRequest","minPct"],"properties":{"requests":{"description":"Conversation requests measured (at least one).","type":"integer","minimum":1},"meanPct":{"description":"Mean signed drift in percent.","type":"number"},"maxPct":{"description":"Largest signed drift in percent.","type":"number"},"maxRequest":{"description":"Dispatch index of the request with maxPct (the first on a tie).","$ref":"#/definitions/Count"},"minPct":{"description":"Smallest signed drift in percent.","type":"number"}}};
+const schema84 = {"description":"Meter-vs-provider drift of one scenario (issue #15) over its conversation requests with both figures: per request (provider − meter) / meter in percent, signed (positive = the provider counts more than the meter said), rounded to 0.01.","type":"object","additionalProperties":false,"required":["requests","meanPct","maxPct","maxRequest","minPct"],"properties":{"requests":{"description":"Conversation requests measured (at least one).","type":"integer","minimum":1},"meanPct":{"description":"Mean signed drift in percent.","type":"number"},"maxPct":{"description":"Largest signed drift in percent.","type":"number"},"maxRequest":{"description":"Dispatch index of the request with maxPct (the first on a tie).","$ref":"#/definitions/Count"},"minPct":{"description":"Smallest signed drift in percent.","type":"number"}}};
 
-function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -3951,7 +3899,7 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate44.errors = vErrors;
+validate42.errors = vErrors;
 return errors === 0;
 }
 
@@ -4880,8 +4828,8 @@ let data30 = data.faults;
 if(Array.isArray(data30)){
 const len4 = data30.length;
 for(let i5=0; i5<len4; i5++){
-if(!(validate24(data30[i5], {instancePath:instancePath+"/faults/" + i5,parentData:data30,parentDataProperty:i5,rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate22(data30[i5], {instancePath:instancePath+"/faults/" + i5,parentData:data30,parentDataProperty:i5,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
 errors = vErrors.length;
 }
 }
@@ -5013,8 +4961,8 @@ errors++;
 }
 }
 if(data.timeline !== undefined){
-if(!(validate26(data.timeline, {instancePath:instancePath+"/timeline",parentData:data,parentDataProperty:"timeline",rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate24(data.timeline, {instancePath:instancePath+"/timeline",parentData:data,parentDataProperty:"timeline",rootData}))){
+vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
 errors = vErrors.length;
 }
 }
@@ -5023,8 +4971,8 @@ let data38 = data.paths;
 if(Array.isArray(data38)){
 const len6 = data38.length;
 for(let i7=0; i7<len6; i7++){
-if(!(validate32(data38[i7], {instancePath:instancePath+"/paths/" + i7,parentData:data38,parentDataProperty:i7,rootData}))){
-vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+if(!(validate30(data38[i7], {instancePath:instancePath+"/paths/" + i7,parentData:data38,parentDataProperty:i7,rootData}))){
+vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
 errors = vErrors.length;
 }
 }
@@ -5041,14 +4989,14 @@ errors++;
 }
 }
 if(data.cache !== undefined){
-if(!(validate34(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+if(!(validate32(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
 if(data.drift !== undefined){
-if(!(validate44(data.drift, {instancePath:instancePath+"/drift",parentData:data,parentDataProperty:"drift",rootData}))){
-vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+if(!(validate42(data.drift, {instancePath:instancePath+"/drift",parentData:data,parentDataProperty:"drift",rootData}))){
+vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
 errors = vErrors.length;
 }
 }
@@ -5067,10 +5015,10 @@ validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema88 = {"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}};
-const schema89 = {"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}};
+const schema87 = {"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}};
+const schema88 = {"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}};
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5307,15 +5255,15 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate46.errors = vErrors;
 return errors === 0;
 }
 
-const schema96 = {"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}};
-const schema97 = {"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}};
-const schema98 = {"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]};
+const schema95 = {"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}};
+const schema96 = {"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}};
+const schema97 = {"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5384,7 +5332,7 @@ errors++;
 if(data.aspect !== undefined){
 let data0 = data.aspect;
 if(!((((((((data0 === "brackets") || (data0 === "shadowed")) || (data0 === "summaries")) || (data0 === "prunes")) || (data0 === "offloads")) || (data0 === "retries")) || (data0 === "surface")) || (data0 === "pressure"))){
-const err6 = {instancePath:instancePath+"/aspect",schemaPath:"#/definitions/DifferentialAspect/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/aspect",schemaPath:"#/definitions/DifferentialAspect/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5421,7 +5369,7 @@ errors++;
 if(data.verdict !== undefined){
 let data3 = data.verdict;
 if(!((data3 === "explained") || (data3 === "unexplained"))){
-const err9 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema97.properties.verdict.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema96.properties.verdict.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5466,12 +5414,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate49.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5598,7 +5546,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((data4 === "compared") || (data4 === "skipped"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema96.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema95.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5625,8 +5573,8 @@ let data6 = data.differences;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate51(data6[i0], {instancePath:instancePath+"/differences/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate49(data6[i0], {instancePath:instancePath+"/differences/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
 errors = vErrors.length;
 }
 }
@@ -5653,12 +5601,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate48.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5755,8 +5703,8 @@ errors++;
 }
 }
 if(data.summary !== undefined){
-if(!(validate48(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate46(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
 errors = vErrors.length;
 }
 }
@@ -5765,8 +5713,8 @@ let data4 = data.scenarios;
 if(Array.isArray(data4)){
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate50(data4[i1], {instancePath:instancePath+"/scenarios/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+if(!(validate48(data4[i1], {instancePath:instancePath+"/scenarios/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 }
@@ -5793,13 +5741,13 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate47.errors = vErrors;
+validate45.errors = vErrors;
 return errors === 0;
 }
 
-const schema99 = {"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}};
+const schema98 = {"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}};
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5911,8 +5859,8 @@ errors++;
 }
 }
 if(data.overall !== undefined){
-if(!(validate39(data.overall, {instancePath:instancePath+"/overall",parentData:data,parentDataProperty:"overall",rootData}))){
-vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+if(!(validate37(data.overall, {instancePath:instancePath+"/overall",parentData:data,parentDataProperty:"overall",rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
@@ -6102,7 +6050,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
 
@@ -6492,14 +6440,14 @@ errors++;
 }
 }
 if(data.differential !== undefined){
-if(!(validate47(data.differential, {instancePath:instancePath+"/differential",parentData:data,parentDataProperty:"differential",rootData}))){
-vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+if(!(validate45(data.differential, {instancePath:instancePath+"/differential",parentData:data,parentDataProperty:"differential",rootData}))){
+vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
 errors = vErrors.length;
 }
 }
 if(data.cache !== undefined){
-if(!(validate55(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate53(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
