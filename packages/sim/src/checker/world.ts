@@ -45,8 +45,8 @@ interface Joined {
   /** The last seq of the log (0 for an empty log): where findings with no better place are reported. */
   readonly lastSeq: number
   /**
-   * Events before this seq were written while a crashed child's world served the requests (`captureOffset` > 0):
-   * that world is not in the record, so what it served cannot be judged.
+   * Events before this seq were written while a crashed child's world served the requests (`logOffset`): that
+   * world is not in the record, so what it served cannot be judged.
    */
   readonly recordedFrom: number
 }
@@ -97,9 +97,7 @@ export function joinWorld(world: WorldRecord, requests: readonly CapturedRequest
     const next = caps[p.at + 1]
     return { w: p.w, c: p.c, until: next === undefined ? null : next.logRevisionAtDispatch }
   })
-  const offset = Math.min(world.captureOffset, caps.length)
-  const recordedFrom = world.captureOffset === 0 ? 0 : caps[offset]?.logRevisionAtDispatch ?? events.length
-  return { events, pairs: out, orphans, lastSeq, recordedFrom }
+  return { events, pairs: out, orphans, lastSeq, recordedFrom: world.logOffset }
 }
 
 /** Events of the pair's window: from its dispatch revision up to (excluding) the next dispatch's. */

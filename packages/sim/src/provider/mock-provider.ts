@@ -227,10 +227,10 @@ export class MockProvider {
     this.handle = this.handle.bind(this)
   }
 
-  /** The world record of everything served so far (`world-record.ts`); `captureOffset` as that module says. */
-  worldRecord(captureOffset = 0): WorldRecord {
+  /** The world record of everything served so far (`world-record.ts`); `captureOffset` and `logOffset` as that module says. */
+  worldRecord(captureOffset = 0, logOffset = 0): WorldRecord {
     return {
-      schemaVersion: WORLD_RECORD_SCHEMA_VERSION, kind: WORLD_RECORD_KIND, wire: this.spec.wire, captureOffset,
+      schemaVersion: WORLD_RECORD_SCHEMA_VERSION, kind: WORLD_RECORD_KIND, wire: this.spec.wire, captureOffset, logOffset,
       routes: worldRoutesOf(this.spec.routes.values(), this.spec.cache), requests: structuredClone(this.served),
     }
   }

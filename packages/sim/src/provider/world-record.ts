@@ -93,6 +93,11 @@ export interface WorldRecord {
    * crashed child processes dispatched before this world existed (their worlds died with them).
    */
   captureOffset: number
+  /**
+   * The first seq of the log this world served: 0, or the length of the log a crashed child left (the events
+   * before it were written while that child's world, not in this record, answered).
+   */
+  logOffset: number
   routes: WorldRoute[]
   requests: WorldRequest[]
 }

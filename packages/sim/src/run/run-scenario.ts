@@ -464,7 +464,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   await writeFile(join(options.outDir, artifacts.manifest), `${JSON.stringify(manifest, null, 2)}\n`)
   await writeFile(join(options.outDir, artifacts.requests), requests.map((r) => `${JSON.stringify(r)}\n`).join(''))
   // Issue #21: what the world did, beside the capture; the crashed children's requests precede it in the capture.
-  const worldRecord = world.provider.worldRecord(childRequests.length)
+  const worldRecord = world.provider.worldRecord(childRequests.length, (crashes.at(-1)?.afterSeq ?? -1) + 1)
   await writeWorldRecord(join(options.outDir, `${slug}.world.json`), worldRecord)
 
   const check = await checkLog(logPath, { dialect: logDialect, manifest, requests, world: worldRecord })
