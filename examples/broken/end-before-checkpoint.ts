@@ -7,7 +7,9 @@
  * Real-world analogue: two un-awaited `store.append` calls racing, or a write-behind queue keyed by event
  * type.
  * Why this id: INV-13 (summary adjacency) is the first promise broken: the event after the summary must be its
- * checkpoint. (The checkpoint then also lies outside its bracket, INV-15.)
+ * checkpoint. (The checkpoint then also lies outside its bracket, INV-15.) Over the whole pack the checker
+ * still stops with `MeterReplayError: replacement range … is not on the surface` instead of a verdict in five
+ * scenarios (fault-26, fault-29, fault-32, fault-33, runaway-turn): checker totality is issue #21's own item.
  *
  * @fails INV-13 smoke/basic-pressure
  */
