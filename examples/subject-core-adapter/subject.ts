@@ -20,7 +20,8 @@
 import { rm } from 'node:fs/promises'
 import {
   Agent, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, OpenAiCompatibleAdapter, restoreSession,
-  type CapturedRequest, type GenerateOptions, type LogEvent, type ToolExecutor,
+  type CapturedRequest, type GenerateOptions, type LlmAdapter, type LogEvent, type RestoredSession, type RestoreOptions,
+  type ToolExecutor,
 } from '@compaction-sim/core'
 import type { Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from '@compaction-sim/sim'
 
@@ -35,18 +36,34 @@ interface Clock {
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>
 }
 
-/** The subject. `explicitRegion` and `unroutableSummarizer` are left out: those scenarios are skipped. */
-const subject: Subject = {
-  name: 'core-adapter-example',
-  features: [
-    'manualCompaction', 'imageOffload', 'summaryError', 'seriesHeaders', 'abort', 'timeouts', 'routeSwitch', 'middleware', 'crash',
-  ],
-  runSession,
+/**
+ * Two seams of this backend that the deliberately broken subjects of `examples/broken/` wrap to plant one bug
+ * each (the HTTP adapter, crash restore). Your own backend needs neither: leave them out.
+ */
+export interface ExampleSeams {
+  /** Wraps the HTTP adapter before it is registered with the runtime. */
+  adapter?: (adapter: LlmAdapter) => LlmAdapter
+  /** Replaces `restoreSession` (§11.4) when a session resumes after a crash. */
+  restore?: (stored: readonly LogEvent[], options: RestoreOptions) => RestoredSession
 }
+
+/** The subject with `seams` applied. `explicitRegion` and `unroutableSummarizer` are left out: those scenarios are skipped. */
+export function exampleSubject(seams: ExampleSeams = {}): Subject {
+  return {
+    name: 'core-adapter-example',
+    features: [
+      'manualCompaction', 'imageOffload', 'summaryError', 'seriesHeaders', 'abort', 'timeouts', 'routeSwitch', 'middleware', 'crash',
+    ],
+    runSession: (options) => runSession(options, seams),
+  }
+}
+
+/** The subject. */
+const subject: Subject = exampleSubject()
 export default subject
 
 /** Opens (or restores) the durable log, runs the remaining turns, and closes the store. */
-async function runSession(options: SubjectSessionOptions): Promise<SubjectSessionResult> {
+async function runSession(options: SubjectSessionOptions, seams: ExampleSeams): Promise<SubjectSessionResult> {
   const resume = options.resume === true
   if (!resume) await rm(options.logPath, { force: true })
   const { store, events: stored } = await JsonlLogStore.open(options.logPath, {
@@ -67,11 +84,12 @@ async function runSession(options: SubjectSessionOptions): Promise<SubjectSessio
     store.append([event]).catch((err: unknown) => { storeError ??= err })
   }
   // A restored session appends restore's closers and `session/end-seed` (§11.4) before anything else.
-  const log = resume ? restoreSession(stored, { dialect: 'seed', clock: clock.now }).log : new EventLog({ dialect: 'seed' })
+  const restore = seams.restore ?? restoreSession
+  const log = resume ? restore(stored, { dialect: 'seed', clock: clock.now }).log : new EventLog({ dialect: 'seed' })
   for (const event of log.events.slice(stored.length)) persist(event)
   const unsubscribe = log.subscribe(persist)
   try {
-    const result = await runTurns(options, log, clock)
+    const result = await runTurns(options, log, clock, seams)
     if (storeError !== null) throw storeError
     return result
   } finally {
@@ -81,7 +99,7 @@ async function runSession(options: SubjectSessionOptions): Promise<SubjectSessio
 }
 
 /** Wires runtime, adapter, engine and agent, then feeds the transcript's turns after the log's last one. */
-async function runTurns(options: SubjectSessionOptions, log: EventLog, clock: Clock): Promise<SubjectSessionResult> {
+async function runTurns(options: SubjectSessionOptions, log: EventLog, clock: Clock, seams: ExampleSeams): Promise<SubjectSessionResult> {
   const { scenario, transcript, hooks = {} } = options
   const route = { provider: scenario.provider.name, model: scenario.provider.model }
   const sessionId = `example-${options.seed.toString(16)}`
@@ -91,13 +109,14 @@ async function runTurns(options: SubjectSessionOptions, log: EventLog, clock: Cl
   const warn = (message: string): void => { warnings.push(message) }
   const { runtime, captured } = recordingRuntime(log, clock.peek)
   if (scenario.provider.wire === 'anthropic') throw new Error('this example speaks the OpenAI-compatible wires only')
-  runtime.registerAdapter(route.provider, new OpenAiCompatibleAdapter({
+  const adapter = new OpenAiCompatibleAdapter({
     wire: scenario.provider.wire,
     baseURL: options.baseUrl,
     apiKey: 'sk-example',
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     ...(hooks.adapterTimeout === undefined ? {} : { timeout: hooks.adapterTimeout }),
-  }))
+  })
+  runtime.registerAdapter(route.provider, seams.adapter?.(adapter) ?? adapter)
   for (const middleware of hooks.middleware ?? []) runtime.use(middleware)
   const engine = new CompactionEngine({
     log, runtime, policy: scenario.policy, clock: clock.now, warn, agentRoute: route, sessionId,

@@ -7,7 +7,7 @@
 import type { LogEvent } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
 import type {
-  CheckHooks, Coverage, FoldItem, InvariantCheck, InvariantId, Reporter, RunContext, Violation,
+  CheckHooks, CheckId, Coverage, FoldItem, InvariantCheck, Reporter, RunContext, Violation,
 } from './types.ts'
 
 /** Violations kept per invariant id; the rest are counted in `suppressed` (a corrupt log cannot flood memory). */
@@ -15,7 +15,7 @@ export const VIOLATIONS_PER_ID_MAX = 1000
 
 /** A check that threw: its id and what it threw. */
 export interface InternalFailure {
-  id: InvariantId | 'model'
+  id: CheckId | 'model'
   message: string
 }
 
@@ -51,12 +51,12 @@ export class Dispatcher {
   private readonly live: Live[] = []
   /** The live checks that have an `input` hook (most do not: this list keeps the per-line cost down). */
   private readonly inputs: Live[] = []
-  private readonly coverage = new Map<InvariantId, Coverage>()
-  private readonly tallies = new Map<InvariantId, Tally>()
+  private readonly coverage = new Map<CheckId, Coverage>()
+  private readonly tallies = new Map<CheckId, Tally>()
   private readonly byType = new Map<string, TypeHooks>()
   private readonly violationsList: Violation[] = []
   private readonly failures: InternalFailure[] = []
-  private readonly reporters = new Map<InvariantId, Reporter>()
+  private readonly reporters = new Map<CheckId, Reporter>()
   private current: FoldItem | null = null
 
   constructor(checks: readonly InvariantCheck<CheckerModel>[], ctx: RunContext) {
@@ -185,7 +185,7 @@ export class Dispatcher {
     this.failures.push({ id: l.check.id, message: `${at}: ${describe(error)}` })
   }
 
-  private reporter(id: InvariantId): Reporter {
+  private reporter(id: CheckId): Reporter {
     const reporter: Reporter = {
       violation: (seq, message, excerptOf) => {
         const tally = this.tallies.get(id)

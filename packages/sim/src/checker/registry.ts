@@ -1,6 +1,7 @@
 /**
- * Every invariant check of §12, keyed by its stable id (design §4 item 6). The registry is the one list the
- * dispatcher runs; a test asserts that INV-01 … INV-47 are each registered exactly once.
+ * Every invariant check of §12, keyed by its stable id (design §4 item 6), then the world-truth checks WORLD-01 …
+ * WORLD-06 (issue #21). The registry is the one list the dispatcher runs; a test asserts that INV-01 … INV-47
+ * and the WORLD ids are each registered exactly once.
  */
 import { InvariantError } from '@compaction-sim/core'
 import { BRACKET_CHECKS } from './bracket.ts'
@@ -12,7 +13,8 @@ import { POLICY_CHECKS } from './policy.ts'
 import { PRUNING_CHECKS } from './pruning.ts'
 import { RECONSTRUCTION_CHECKS } from './reconstruction.ts'
 import { RECOVERY_CHECKS } from './recovery.ts'
-import type { InvariantCheck, InvariantId } from './types.ts'
+import type { CheckId, InvariantCheck } from './types.ts'
+import { WORLD_CHECKS } from './world.ts'
 
 /** Every registered check, in catalog order. */
 export const CHECKS: readonly InvariantCheck<CheckerModel>[] = [
@@ -24,11 +26,12 @@ export const CHECKS: readonly InvariantCheck<CheckerModel>[] = [
   ...OFFLOAD_CHECKS,
   ...RECONSTRUCTION_CHECKS,
   ...LIFECYCLE_CHECKS,
+  ...WORLD_CHECKS,
 ]
 
 /** The registered checks by id. Throws at load if an id is registered twice (a bug in sim). */
-export const CHECKS_BY_ID: ReadonlyMap<InvariantId, InvariantCheck<CheckerModel>> = (() => {
-  const map = new Map<InvariantId, InvariantCheck<CheckerModel>>()
+export const CHECKS_BY_ID: ReadonlyMap<CheckId, InvariantCheck<CheckerModel>> = (() => {
+  const map = new Map<CheckId, InvariantCheck<CheckerModel>>()
   for (const c of CHECKS) {
     if (map.has(c.id)) throw new InvariantError(`invariant ${c.id} is registered twice`)
     map.set(c.id, c)

@@ -25,7 +25,7 @@ export function pruneMarkerOf(dialect: Dialect): string {
 }
 
 /** Why a run's input could not be read. Codes: the core reader's, plus the two side files. */
-export type InputErrorCode = 'LOG' | 'MANIFEST' | 'REQUESTS'
+export type InputErrorCode = 'LOG' | 'MANIFEST' | 'REQUESTS' | 'WORLD'
 
 /** An unreadable input of a check run (exit 2): where (`file:line`), and why. */
 export class CheckInputError extends Error {

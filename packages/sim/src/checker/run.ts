@@ -15,6 +15,8 @@ import {
   CheckInputError, discoverManifest, loadManifest, loadRequests, resolveRunInputs, sortRequests, validateManifest, validateRequest,
 } from './run-inputs.ts'
 import type { Coverage, PolicySource, RunContext, RunInputs, Violation } from './types.ts'
+import type { WorldRecord } from '../provider/world-record.ts'
+import { loadWorldRecord, validateWorldRecord, WorldRecordError } from '../world/record-file.ts'
 
 /** Options of `checkLog`. */
 export interface CheckOptions {
@@ -30,6 +32,8 @@ export interface CheckOptions {
   knownTypes?: Iterable<string>
   /** The prune marker to judge INV-22 with; the dialect's by default (§5.1, §14.1). */
   pruneMarker?: string
+  /** The world record (issue #21): a value or a path. Enables WORLD-01 … WORLD-06 (with a capture). */
+  world?: WorldRecord | string
 }
 
 /** The verdict on one readable log. `ok` is true iff nothing was violated and no check failed internally. */
@@ -74,14 +78,19 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   const dialect = options.dialect
   let inputs: RunInputs
   let requests: CapturedRequest[] | null
+  let world: WorldRecord | null
   try {
     inputs = await runInputs(path, options)
     requests = await requestsOf(options.requests)
+    world = await worldOf(options.world)
   } catch (error) {
     if (error instanceof CheckInputError) return { kind: 'input-error', path, dialect, error }
+    if (error instanceof WorldRecordError) {
+      return { kind: 'input-error', path, dialect, error: new CheckInputError('WORLD', error.message.slice(error.file.length + 2), error.file, null, { cause: error }) }
+    }
     return internalReport(path, dialect, error)
   }
-  const ctx: RunContext = { dialect, inputs, requests }
+  const ctx: RunContext = { dialect, inputs, requests, world }
   const model = new CheckerModel(dialect, inputs)
   const dispatcher = new Dispatcher(CHECKS, ctx)
   let alive = true
@@ -154,6 +163,14 @@ async function requestsOf(given: CheckOptions['requests']): Promise<CapturedRequ
   if (given === undefined) return null
   if (typeof given === 'string') return loadRequests(given)
   return sortRequests(given.map((r, i) => validateRequest(r, null, i + 1)))
+}
+
+async function worldOf(given: CheckOptions['world']): Promise<WorldRecord | null> {
+  if (given === undefined) return null
+  if (typeof given === 'string') return loadWorldRecord(given)
+  const problems = validateWorldRecord(given)
+  if (problems.length > 0) throw new WorldRecordError('<world record>', `not a world record: ${problems.slice(0, 5).join('; ')}`)
+  return given
 }
 
 /** A report for a failure that is a bug in sim (the reader or a resolver threw something untyped). */

@@ -3,6 +3,7 @@
  * every registered check has. A check owns one INV id; it receives the events of ONE streaming fold
  * (`CheckerModel`, §12.0) through hooks and reports violations through a `Reporter` bound to its id.
  */
+import type { WorldRecord } from '../provider/world-record.ts'
 import type { CapturedRequest, CompactionPolicySpec, Dialect, FaultSpec, LogEvent, PruneSpec, RunManifest } from '@compaction-sim/core'
 
 /** Every invariant id of §12, in catalog order. Ids are an API (design §4 item 6): never renumbered. */
@@ -17,15 +18,24 @@ export const INVARIANT_IDS = [
 /** One stable invariant id of §12 (`INV-01` … `INV-47`). */
 export type InvariantId = (typeof INVARIANT_IDS)[number]
 
+/** The world-truth checks (issue #21, `world.ts`): the log judged against the world record. Never renumbered. */
+export const WORLD_CHECK_IDS = ['WORLD-01', 'WORLD-02', 'WORLD-03', 'WORLD-04', 'WORLD-05', 'WORLD-06'] as const
+
+/** One world-truth check id. */
+export type WorldCheckId = (typeof WORLD_CHECK_IDS)[number]
+
+/** The id of any registered check: a §12 invariant or a world-truth check. */
+export type CheckId = InvariantId | WorldCheckId
+
 /** The §12 families; one checker module each. */
-export type Family = 'log-surface' | 'bracket' | 'pruning' | 'policy' | 'recovery' | 'offload' | 'reconstruction' | 'lifecycle'
+export type Family = 'log-surface' | 'bracket' | 'pruning' | 'policy' | 'recovery' | 'offload' | 'reconstruction' | 'lifecycle' | 'world'
 
 /**
  * A broken protocol promise: `seq` is the event where it was detected, `message` names the other events
  * involved. `excerpt` is a short rendering of the offending event for human output (never in `--json`).
  */
 export interface Violation {
-  id: InvariantId
+  id: CheckId
   seq: number
   message: string
   excerpt?: string
@@ -40,7 +50,7 @@ export type CoverageStatus =
 
 /** Coverage of one invariant in one run. */
 export interface Coverage {
-  id: InvariantId
+  id: CheckId
   status: CoverageStatus
   /** Why the check was not (fully) evaluated; empty when `evaluated`. */
   reason: string
@@ -82,6 +92,8 @@ export interface RunContext {
   readonly inputs: RunInputs
   /** The request capture (§1.1), sorted by dispatch order; null when none was given. */
   readonly requests: readonly CapturedRequest[] | null
+  /** The world record (issue #21) the WORLD checks judge against; null when none was given. */
+  readonly world: WorldRecord | null
 }
 
 /**
@@ -143,7 +155,7 @@ export interface CheckHooks<M> {
 
 /** One registered invariant check: stable id, family, a short paraphrase of its §12 statement, and hooks. */
 export interface InvariantCheck<M> {
-  readonly id: InvariantId
+  readonly id: CheckId
   readonly family: Family
   readonly statement: string
   /** Whether it runs for this context (dialect adjustments §14.1, missing capture); default: applies. */

@@ -2,11 +2,15 @@
  * The versioned conformance pack (`packages/sim/conformance/pack.json`, scenarios under `pack-v1/`) and the
  * conformance levels (issue #11):
  *
- * - `must` — every §12 invariant (and §13.4 durability) holds in every `should` entry the subject's
- *   declared features cover; the scenarios' other expectations are not judged.
+ * - `must` — every §12 invariant, every world-truth check (WORLD-01 … WORLD-06: the log against the world
+ *   record, issue #21) and §13.4 durability hold in every `should` entry the subject's declared features cover;
+ *   the scenarios' other expectations are not judged.
  * - `should` — the same entries, and their `expect` blocks (the §13 faults' outcomes, events, retries) hold.
  * - `may` — also the `may` entries, which exercise optional [seed-only] features (image offload,
  *   `compaction/summary-error`, series headers).
+ *
+ * A `may` entry with a `feature` (pack v2: the image-offload entries, `imageOffload`) is promoted to `should` for
+ * a subject that declares that feature: a subject that does image offload is judged on it at every level.
  *
  * Reading the pack validates it (a `PackError` names the field); judging a report at a level is pure.
  */
@@ -14,6 +18,7 @@ import { readFileSync } from 'node:fs'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { RunReport, ScenarioReport, ScenarioStatus } from '../report/types.ts'
 import { plural } from '../plural.ts'
+import { SUBJECT_FEATURES, type SubjectFeature } from '../subjects/types.ts'
 
 /** The conformance levels, weakest first. */
 export const CONFORMANCE_LEVELS = ['must', 'should', 'may'] as const
@@ -28,6 +33,8 @@ export interface PackEntry {
   readonly level: 'should' | 'may'
   /** The catalog file it was frozen from (provenance only). */
   readonly from: string
+  /** A `may` entry runs as a `should` entry for a subject that declares this feature. */
+  readonly feature?: SubjectFeature
 }
 
 /** A loaded pack. */
@@ -66,23 +73,34 @@ export function loadPack(manifest: string = PACK_MANIFEST): ConformancePack {
     const e = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>
     if (typeof e['file'] !== 'string') fail(`scenarios[${i}].file`, 'a path relative to the manifest')
     if (e['level'] !== 'should' && e['level'] !== 'may') fail(`scenarios[${i}].level`, '"should" or "may"')
+    const feature = e['feature']
+    if (feature !== undefined && !(SUBJECT_FEATURES as readonly unknown[]).includes(feature)) fail(`scenarios[${i}].feature`, 'a subject feature')
     return {
       file: fileURLToPath(new URL(String(e['file']), pathToFileURL(manifest))),
       level: e['level'] as PackEntry['level'],
       from: typeof e['from'] === 'string' ? e['from'] : '',
+      ...(feature === undefined ? {} : { feature: feature as SubjectFeature }),
     }
   })
   return { name: d['name'] as string, version: d['version'] as number, scenarios }
 }
 
-/** The entries run at `level`: the `should` entries, plus the `may` entries at level `may`. */
-export function entriesAt(pack: ConformancePack, level: ConformanceLevel): PackEntry[] {
-  return pack.scenarios.filter((e) => e.level === 'should' || level === 'may')
+/**
+ * The entries run at `level` for a subject with `features` (absent = every feature, as `Subject.features`): the
+ * `should` entries and the `may` entries promoted by a declared feature, plus every `may` entry at level `may`.
+ */
+export function entriesAt(pack: ConformancePack, level: ConformanceLevel, features?: readonly SubjectFeature[]): PackEntry[] {
+  return pack.scenarios.filter((e) => e.level === 'should' || level === 'may' || promoted(e, features))
+}
+
+/** Whether a `may` entry counts as `should` for a subject with `features` (absent = every feature). */
+export function promoted(entry: PackEntry, features?: readonly SubjectFeature[]): boolean {
+  return entry.feature !== undefined && (features === undefined || features.includes(entry.feature))
 }
 
 /**
- * One scenario report judged at `level`: at `must` only the invariants (all of §12, whatever the
- * scenario selected, judged from its violations) and §13.4 durability (`durable`) count, so a subject that keeps every promise but behaves differently
+ * One scenario report judged at `level`: at `must` only the invariants (all of §12 and the WORLD checks, whatever
+ * the scenario selected, judged from its violations) and §13.4 durability (`durable`) count, so a subject that keeps every promise but behaves differently
  * under a fault still conforms; at `should`/`may` the report is unchanged. `skipped`/`error` stay as they are.
  */
 export function judgeScenario(report: ScenarioReport, level: ConformanceLevel): ScenarioReport {

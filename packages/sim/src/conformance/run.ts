@@ -37,7 +37,7 @@ export async function runConformance(options: ConformOptions): Promise<Conforman
   const pack = options.pack ?? loadPack()
   const level = options.level ?? 'must'
   const filter = options.filter
-  const files = entriesAt(pack, level).map((e) => e.file).filter((f) => filter === undefined || f.replaceAll('\\', '/').includes(filter))
+  const files = entriesAt(pack, level, options.subject.features).map((e) => e.file).filter((f) => filter === undefined || f.replaceAll('\\', '/').includes(filter))
   const raw = await runScenarios(files, {
     outDir: options.outDir, subject: options.subject, ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   })

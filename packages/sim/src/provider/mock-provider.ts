@@ -39,6 +39,9 @@ import { enforcedOutcome } from './enforce.ts'
 import type { MockRoute } from './route.ts'
 import { createTokenizer, type ProviderTokenizer } from './tokenizers.ts'
 import { completionBody, hasUsageChunk, replyEvents, type ChunkContext } from './wire-response.ts'
+import {
+  WORLD_RECORD_KIND, WORLD_RECORD_SCHEMA_VERSION, worldRequestOf, worldRoutesOf, type WorldRecord, type WorldRequest,
+} from './world-record.ts'
 
 /** Options of `MockProvider` as given; `resolveMockProviderOptions` fills the defaults. */
 export interface MockProviderOptions {
@@ -209,6 +212,8 @@ export class MockProvider {
   readonly spec: MockProviderSpec
   /** Every valid chat request, in arrival order. */
   readonly captured: CapturedWireRequest[] = []
+  /** What the world answered to each valid chat request, in arrival order (the world record, `world-record.ts`). */
+  readonly served: WorldRequest[] = []
   /** Requests refused before planning. */
   readonly refused: RefusedWireRequest[] = []
   /** Errors thrown by the plan or the mock itself (answered with HTTP 500 `mock_internal_error`): a bug to report. */
@@ -220,6 +225,14 @@ export class MockProvider {
     this.spec = resolveMockProviderOptions(options)
     this.cache = new PromptCacheModel(this.spec.cache)
     this.handle = this.handle.bind(this)
+  }
+
+  /** The world record of everything served so far (`world-record.ts`); `captureOffset` and `logOffset` as that module says. */
+  worldRecord(captureOffset = 0, logOffset = 0): WorldRecord {
+    return {
+      schemaVersion: WORLD_RECORD_SCHEMA_VERSION, kind: WORLD_RECORD_KIND, wire: this.spec.wire, captureOffset, logOffset,
+      routes: worldRoutesOf(this.spec.routes.values(), this.spec.cache), requests: structuredClone(this.served),
+    }
   }
 
   /** The WHATWG handler: routes one request and answers it (module doc). Never throws. */
@@ -358,6 +371,7 @@ export class MockProvider {
       deltaChars: reply.deltaChars ?? this.spec.deltaChars,
       ...(route === undefined ? {} : { usageMode: route.usage }),
     })
+    this.served.push(worldRequestOf(parsed, outcome, (reply) => ctx(reply).usage, route?.usage))
     return this.render(outcome, parsed, request, ctx)
   }
 

@@ -6,7 +6,7 @@
  * the working directory (`file`) or to the report's folder (`artifacts`).
  */
 import type { Dialect } from '@compaction-sim/core'
-import type { InvariantId, PolicySource } from '../checker/types.ts'
+import type { CheckId, InvariantId, PolicySource } from '../checker/types.ts'
 
 /** Version of the report document; bumped on any incompatible change. */
 export const RUN_REPORT_SCHEMA_VERSION = 1
@@ -16,7 +16,8 @@ export type ScenarioStatus = 'passed' | 'failed' | 'skipped' | 'error'
 
 /** One invariant violation as the checker reported it (§12 id, the seq it was found at). */
 export interface ReportedViolation {
-  id: InvariantId
+  /** A §12 invariant id, or a world-truth check id (`WORLD-01` …, issue #21). */
+  id: CheckId
   seq: number
   message: string
 }

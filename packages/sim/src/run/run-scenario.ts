@@ -48,6 +48,7 @@ import { differentialOf } from './differential.ts'
 import { runCacheOf, scenarioCacheOf } from '../metrics/cache.ts'
 import { pathsOf } from '../metrics/paths.ts'
 import { WatchdogError, WatchdogScaleError } from '../world/watchdog.ts'
+import { writeWorldRecord } from '../world/record-file.ts'
 
 /**
  * The built-in subject a scenario's `subject:` names; `dsh` imports its optional package on first use.
@@ -479,8 +480,11 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   if (regionStarts.length > 0) manifest.explicitRegionStarts = regionStarts.map((s) => Seq(s))
   await writeFile(join(options.outDir, artifacts.manifest), `${JSON.stringify(manifest, null, 2)}\n`)
   await writeFile(join(options.outDir, artifacts.requests), requests.map((r) => `${JSON.stringify(r)}\n`).join(''))
+  // Issue #21: what the world did, beside the capture; the crashed children's requests precede it in the capture.
+  const worldRecord = world.provider.worldRecord(childRequests.length, (crashes.at(-1)?.afterSeq ?? -1) + 1)
+  await writeWorldRecord(join(options.outDir, `${slug}.world.json`), worldRecord)
 
-  const check = await checkLog(logPath, { dialect: logDialect, manifest, requests })
+  const check = await checkLog(logPath, { dialect: logDialect, manifest, requests, world: worldRecord })
   if (check.kind === 'input-error') throw check.error
   if (check.internalErrors.length > 0) {
     throw new Error(`the checker failed internally: ${check.internalErrors.map((f) => `${f.id}: ${f.message}`).join('; ')}`)

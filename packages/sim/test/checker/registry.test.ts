@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { CHECKS, CHECKS_BY_ID } from '../../src/checker/registry.ts'
-import { INVARIANT_IDS, type Family, type InvariantId } from '../../src/checker/types.ts'
+import { INVARIANT_IDS, WORLD_CHECK_IDS, type Family, type InvariantId } from '../../src/checker/types.ts'
 
 /** §12's families and the ids each owns (the one module per family of issue 5). */
 const FAMILIES: Record<Family, [number, number]> = {
@@ -12,18 +12,20 @@ const FAMILIES: Record<Family, [number, number]> = {
   offload: [36, 40],
   reconstruction: [41, 44],
   lifecycle: [45, 47],
+  world: [1, 6],
 }
 
 describe('checker registry', () => {
-  it('registers INV-01 … INV-47 exactly once each, in catalog order', () => {
-    expect(CHECKS.map((c) => c.id)).toEqual([...INVARIANT_IDS])
-    expect(new Set(CHECKS.map((c) => c.id)).size).toBe(47)
-    expect(CHECKS_BY_ID.size).toBe(47)
+  it('registers INV-01 … INV-47 exactly once each, in catalog order, then WORLD-01 … WORLD-06', () => {
+    expect(CHECKS.map((c) => c.id)).toEqual([...INVARIANT_IDS, ...WORLD_CHECK_IDS])
+    expect(new Set(CHECKS.map((c) => c.id)).size).toBe(53)
+    expect(CHECKS_BY_ID.size).toBe(53)
   })
 
   it('puts every id in the family module §12 assigns it to', () => {
     for (const c of CHECKS) {
-      const n = Number(c.id.slice(4))
+      const n = Number(c.id.slice(c.id.indexOf('-') + 1))
+      expect(c.id.startsWith('WORLD-'), c.id).toBe(c.family === 'world')
       const [lo, hi] = FAMILIES[c.family]
       expect(n >= lo && n <= hi, `${c.id} in ${c.family}`).toBe(true)
     }

@@ -3,7 +3,7 @@
  */
 import { appendixBEvents } from '@compaction-sim/fixtures'
 import type { CheckResult, CheckReport } from '../../src/checker/run.ts'
-import type { InvariantId } from '../../src/checker/types.ts'
+import type { CheckId } from '../../src/checker/types.ts'
 
 /** A mutable deep copy of the Appendix B events (seq 0 … 66). */
 export function appendixB(): Array<Record<string, unknown> & { seq: number; type: string; data: Record<string, unknown> }> {
@@ -22,7 +22,7 @@ export function found(result: CheckResult): string[] {
 }
 
 /** The distinct ids a report names. */
-export function idsOf(result: CheckResult): InvariantId[] {
+export function idsOf(result: CheckResult): CheckId[] {
   return [...new Set(reportOf(result).violations.map((v) => v.id))]
 }
 

@@ -1,5 +1,5 @@
 /**
- * The conformance pack v1 (`packages/sim/conformance/pack.json`): every entry is a valid scenario frozen
+ * The conformance pack v2 (`packages/sim/conformance/pack.json`; the v1 files, judged as v2 judges): every entry is a valid scenario frozen
  * from the catalog, `may` entries exercise an optional [seed-only] feature, and judging at `must` counts
  * only the §12 invariants and §13.4 durability.
  */
@@ -17,9 +17,9 @@ import { failed, passed, reportOf } from '../report/sample-report.ts'
 const pack = loadPack()
 const OPTIONAL = new Set(['imageOffload', 'summaryError', 'seriesHeaders'])
 
-describe('conformance pack v1', () => {
-  it('is version 1 with unique entries whose files load and whose catalog origin exists', async () => {
-    expect([pack.name, pack.version]).toEqual(['compaction-sim-conformance', 1])
+describe('conformance pack v2', () => {
+  it('is version 2 with unique entries whose files load and whose catalog origin exists', async () => {
+    expect([pack.name, pack.version]).toEqual(['compaction-sim-conformance', 2])
     expect(new Set(pack.scenarios.map((e) => e.file)).size).toBe(pack.scenarios.length)
     expect(pack.scenarios.length).toBeGreaterThanOrEqual(50)
     for (const entry of pack.scenarios) {
@@ -35,10 +35,23 @@ describe('conformance pack v1', () => {
 
   it('runs the should entries at must and should, and every entry at may', () => {
     const core = pack.scenarios.filter((e) => e.level === 'should').length
-    expect(entriesAt(pack, 'must').length).toBe(core)
-    expect(entriesAt(pack, 'should').length).toBe(core)
+    expect(entriesAt(pack, 'must', []).length).toBe(core)
+    expect(entriesAt(pack, 'should', []).length).toBe(core)
     expect(entriesAt(pack, 'may').length).toBe(pack.scenarios.length)
     expect(core).toBeLessThan(pack.scenarios.length)
+  })
+
+  it('promotes the image-offload entries to should for a subject that declares imageOffload (absent features = all)', () => {
+    const offload = pack.scenarios.filter((e) => e.feature === 'imageOffload')
+    expect(offload.map((e) => /fault-(\d\d)-/.exec(e.file)?.[1])).toEqual(['12', '13', '14', '15', '29', '30'])
+    expect(offload.every((e) => e.level === 'may')).toBe(true)
+    const core = pack.scenarios.filter((e) => e.level === 'should')
+    for (const level of ['must', 'should'] as const) {
+      expect(entriesAt(pack, level, ['imageOffload']).length).toBe(core.length + offload.length)
+      expect(entriesAt(pack, level, undefined).length).toBe(core.length + offload.length)
+      expect(entriesAt(pack, level, ['summaryError', 'crash']).length).toBe(core.length)
+    }
+    expect(entriesAt(pack, 'may', []).length).toBe(pack.scenarios.length)
   })
 })
 

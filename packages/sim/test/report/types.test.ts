@@ -9,7 +9,7 @@
 import { DIALECTS, type Dialect } from '@compaction-sim/core'
 import type { SchemaObject } from 'ajv'
 import { describe, expect, it } from 'vitest'
-import { INVARIANT_IDS, type InvariantId, type PolicySource } from '../../src/checker/types.ts'
+import { INVARIANT_IDS, type CheckId, type InvariantId, type PolicySource } from '../../src/checker/types.ts'
 import { createRunReportAjv, readRunReportSchema } from '../../src/report/build-validator.ts'
 import { RUN_REPORT_SCHEMA_VERSION } from '../../src/report/types.ts'
 import type {
@@ -109,9 +109,10 @@ const examples: Record<string, readonly unknown[]> = {
   Status: ['passed', 'failed', 'skipped', 'error'] satisfies ScenarioStatus[],
   Dialect: [...DIALECTS] satisfies Dialect[],
   InvariantId: ['INV-01', 'INV-47'] satisfies InvariantId[],
+  CheckId: ['INV-01', 'WORLD-06'] satisfies CheckId[],
   PolicySource: ['manifest', 'defaults'] satisfies PolicySource[],
   Scenario: [fullScenario, passed, failed, skipped, errored] satisfies ScenarioReport[],
-  Violation: [{ id: 'INV-12', seq: 0, message: '' }] satisfies ReportedViolation[],
+  Violation: [{ id: 'INV-12', seq: 0, message: '' }, { id: 'WORLD-01', seq: 3, message: '' }] satisfies ReportedViolation[],
   Expectation: [{ name: 'counts.prunes', passed: true, expected: '2', actual: '2' }] satisfies ExpectationResult[],
   Counts: [passed.counts] satisfies Array<ScenarioCounts | undefined>,
   Outcome: [{ turn: 0, kind: 'completed' }, { turn: 2, kind: 'error', code: 'SERVER' }] satisfies ReportedOutcome[],

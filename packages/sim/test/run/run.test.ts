@@ -55,7 +55,7 @@ describe('sim run', () => {
     expect([first.exitCode, second.exitCode]).toEqual([0, 0])
     expect(second.stdout).toBe(first.stdout)
     const filesA = await filesOf(a)
-    expect(filesA.length).toBe(15)
+    expect(filesA.length).toBe(19) // per scenario: log, manifest, capture, world record; then the report
     expect(await filesOf(b)).toEqual(filesA)
     expect((JSON.parse(first.stdout) as RunReport).scenarios.every((s) => s.seed === 123)).toBe(true)
   })

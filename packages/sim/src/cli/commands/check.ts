@@ -9,7 +9,7 @@ import type { Argv, CommandModule } from 'yargs'
 import { DIALECTS, type Dialect } from '@compaction-sim/core'
 import { CHECKS_BY_ID } from '../../checker/registry.ts'
 import { checkLog, type CheckReport, type CheckResult } from '../../checker/run.ts'
-import type { CoverageStatus, InvariantId, Violation } from '../../checker/types.ts'
+import type { CheckId, CoverageStatus, Violation } from '../../checker/types.ts'
 import { ExitCode } from '../exit-codes.ts'
 import type { CommandContext } from '../context.ts'
 
@@ -19,9 +19,13 @@ export interface CheckArgs {
   dialect: Dialect
   manifest: string | undefined
   requests: string | undefined
+  world: string | undefined
   'known-type': string[]
   json: boolean
 }
+
+/** How the world checks' coverage names a missing world record (`checker/world.ts`). */
+const NO_WORLD_REASON = 'no world record'
 
 /** Violations shown per invariant in the pretty output (the JSON document always has all of them). */
 const PRETTY_VIOLATIONS_PER_ID_MAX = 20
@@ -30,7 +34,7 @@ const PRETTY_VIOLATIONS_PER_ID_MAX = 20
 export function checkCommand(ctx: CommandContext): CommandModule<object, CheckArgs> {
   return {
     command: 'check <logs..>',
-    describe: 'Check logs against every invariant INV-01 … INV-47',
+    describe: 'Check logs against every invariant INV-01 … INV-47 (and, with --world, WORLD-01 … WORLD-06)',
     builder: (yargs: Argv) => yargs
       .positional('logs', { type: 'string', array: true, demandOption: true, describe: 'Session logs (.jsonl, .jsonl.zstd, DSH packed chunk rows)' })
       .option('dialect', {
@@ -43,6 +47,10 @@ export function checkCommand(ctx: CommandContext): CommandModule<object, CheckAr
         describe: 'Run manifest (§1.1); default: <log>.manifest.json, else run-manifest.json beside the log, else the §3.1 defaults',
       })
       .option('requests', { type: 'string', describe: 'Request capture (JSONL, §1.1): enables the wire-level invariants INV-39, INV-43, INV-44' })
+      .option('world', {
+        type: 'string',
+        describe: 'World record (sim run: <slug>.world.json; sim serve --capture: <capture stem>.world.json): enables the world-truth checks WORLD-01 … WORLD-06 (needs --requests)',
+      })
       .option('known-type', {
         type: 'string',
         array: true,
@@ -52,6 +60,7 @@ export function checkCommand(ctx: CommandContext): CommandModule<object, CheckAr
       })
       .option('json', { type: 'boolean', default: false, describe: 'Print exactly one JSON document: {"files":[…]}' })
       .example('$0 check session.jsonl', 'Check one log; violations grouped by invariant')
+      .example('$0 check session.jsonl --requests session.requests.jsonl --world requests.world.json', 'Also judge the log against what the world (sim serve) answered')
       .epilog(
         'The output names where policy and pruner facts came from (policySource: manifest | defaults). Exit codes: 0 no violation, '
         + '1 any violation, 2 an unreadable log, manifest or capture (file:line and reason on stderr), 3 an internal error of sim.',
@@ -59,11 +68,17 @@ export function checkCommand(ctx: CommandContext): CommandModule<object, CheckAr
       .example('$0 check --dialect dsh-0.1.0-rc.8 recorded/*.jsonl --json', 'Check logs of the released engine as one JSON document') as Argv<CheckArgs>,
     handler: async (args) => {
       const out = ctx.out
+      if (args.world !== undefined && args.requests === undefined) {
+        out.error('--world needs --requests: the world record is joined to the log through the request capture (§1.1)')
+        ctx.exitCode = ExitCode.Usage
+        return
+      }
       const results: CheckResult[] = []
       for (const log of args.logs) {
         const options = { dialect: args.dialect, knownTypes: args['known-type'] } as Parameters<typeof checkLog>[1]
         if (args.manifest !== undefined) options.manifest = args.manifest
         if (args.requests !== undefined) options.requests = args.requests
+        if (args.world !== undefined) options.world = args.world
         results.push(await checkLog(log, options))
       }
       for (const r of results) {
@@ -119,7 +134,7 @@ function formatReport(r: CheckReport, color: ChalkInstance): string {
   const policy = r.policySource === 'manifest' ? `policy from ${r.manifestPath ?? 'the given manifest'}` : 'policy: §3.1 defaults (no manifest)'
   const lines = [`${color.bold(r.path ?? '<events>')}  ${color.dim(`${r.dialect}, ${plural(r.events, 'event')}, ${policy}`)}`]
   if (r.violations.length === 0 && r.suppressed === 0) lines.push(`  ${color.green('ok')} no violations`)
-  const groups = new Map<InvariantId, Violation[]>()
+  const groups = new Map<CheckId, Violation[]>()
   for (const v of r.violations) {
     const list = groups.get(v.id)
     if (list === undefined) groups.set(v.id, [v])
@@ -139,6 +154,8 @@ function formatReport(r: CheckReport, color: ChalkInstance): string {
   const notes = new Map<string, string[]>()
   for (const c of r.coverage) {
     if (c.status === 'evaluated') continue
+    // Without --world the world-truth checks cannot run; that is the ordinary case and not worth a line.
+    if (c.id.startsWith('WORLD-') && c.status === 'not-evaluated' && c.reason.startsWith(NO_WORLD_REASON)) continue
     const key = `${COVERAGE_LABEL[c.status]}: ${c.reason}`
     const list = notes.get(key)
     const id = c.status === 'partial' ? `${c.id} (${plural(c.skipped, 'instance')} skipped)` : c.id

@@ -1,9 +1,9 @@
 /**
  * `sim serve`: the mock provider as a real HTTP server for adapters in any language (a thin shell over
  * `serve()`). stdout carries JSON lines only: first `{"type":"ready","baseURL","seed","wire","model",…}`,
- * then one `{"type":"request",…}` per request handled, and `{"type":"closed","requests","capture"}` on
+ * then one `{"type":"request",…}` per request handled, and `{"type":"closed","requests","capture","world"}` on
  * shutdown. SIGINT or SIGTERM stops the server, writes the request capture (`--capture`, JSONL, headers
- * redacted, fsynced), prints `closed` and ends the process with exit 0 — the one place `main` exits the
+ * redacted, fsynced) and the world record beside it (`<capture stem>.world.json`, issue #21), prints `closed` and ends the process with exit 0 — the one place `main` exits the
  * process, because only a signal sent to it gets here; repeated signals during the shutdown are ignored. Binds loopback unless `--host` names another address explicitly, which is
  * reported on stderr. Exit 2 for a bad flag, a bad scenario or a port that cannot be bound.
  */
@@ -12,6 +12,7 @@ import type { Argv, CommandModule } from 'yargs'
 import type { MockWire } from '../../provider/types.ts'
 import { captureJsonl, isLoopbackHost, serve, ServeConfigError, type ServeRequestLine } from '../../serve/serve.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
+import { worldRecordText } from '../../world/record-file.ts'
 import { parseIntegerFlag, parseSeedFlag } from '../flags.ts'
 import type { CommandContext } from '../context.ts'
 
@@ -64,6 +65,11 @@ class ShutdownSignals {
   }
 }
 
+/** Where `sim serve --capture <path>` writes the world record: the capture path with `.jsonl` (if any) replaced by `.world.json`. */
+export function worldRecordPath(capture: string): string {
+  return `${capture.replace(/\.jsonl$/i, '')}.world.json`
+}
+
 /** Writes `text` to `path` and fsyncs it before resolving, so the capture survives the process exit that follows. */
 async function writeDurably(path: string, text: string): Promise<void> {
   const handle = await open(path, 'w')
@@ -88,7 +94,10 @@ export function serveCommand(ctx: CommandContext): CommandModule<object, ServeAr
       .option('wire', { choices: SERVE_WIRES, describe: 'Wire dialect (default: the scenario\'s, else openai)' })
       .option('seed', { type: 'string', describe: 'Seed (uint32) of a generated transcript (default: the scenario\'s)' })
       .coerce('seed', (value: unknown) => (value === undefined ? undefined : parseSeedFlag('--seed', value)))
-      .option('capture', { type: 'string', describe: 'Write the request capture (JSONL, secrets redacted) here on shutdown' })
+      .option('capture', {
+        type: 'string',
+        describe: 'Write the request capture (JSONL, secrets redacted) here on shutdown, and the world record (what the world answered, for sim check --world) beside it as <capture stem>.world.json',
+      })
       .example('$0 serve --scenario scenarios/smoke/no-pressure.yaml --capture requests.jsonl', 'Serve a scenario; stop with Ctrl-C')
       .example('$0 serve --wire anthropic', 'Speak the Anthropic messages API (POST /v1/messages)') as Argv<ServeArgs>,
     handler: async (args) => {
@@ -143,6 +152,9 @@ async function serveUntilSignal(
   const signal = await signals.first
   const captured = await serving.close()
   closed = true
+  const world = args.capture === undefined ? null : worldRecordPath(args.capture)
   if (args.capture !== undefined) await writeDurably(args.capture, captureJsonl(captured))
-  emit({ type: 'closed', signal, requests: captured.length, refused: serving.provider.refused.length, capture: args.capture ?? null })
+  // Issue #21: the world record beside the capture, for `sim check --world` on logs other languages write.
+  if (world !== null) await writeDurably(world, worldRecordText(serving.provider.worldRecord()))
+  emit({ type: 'closed', signal, requests: captured.length, refused: serving.provider.refused.length, capture: args.capture ?? null, world })
 }

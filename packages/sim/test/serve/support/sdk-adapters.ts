@@ -167,8 +167,9 @@ export class OpenAiSdkAdapter implements LlmAdapter {
           }
         }
         if (chunk.usage !== undefined && chunk.usage !== null) {
-          const cached = chunk.usage.prompt_tokens_details?.cached_tokens ?? 0
-          const u = chunk.usage
+          // OpenAI reports cache hits in prompt_tokens_details.cached_tokens, DeepSeek in prompt_cache_hit_tokens.
+          const u = chunk.usage as OpenAI.CompletionUsage & { prompt_cache_hit_tokens?: number }
+          const cached = u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens ?? 0
           const usage: TokenUsage = { inputTokens: u.prompt_tokens - cached, outputTokens: u.completion_tokens, cacheReadTokens: cached }
           b.chunks.push({ type: 'usage', usage })
         }
