@@ -7,12 +7,12 @@
  * earlier claims.
  * Real-world analogue: LangChain-style summary memory returning the summary as an `AIMessage`, or a
  * condenser that appends `{role: 'assistant', content: summary}`.
- * Why this id: the right id is INV-14 (§1.4.4, §12.2: the checkpoint is one sourced `user/message`;
- * issue #21 "The right id"), but the checker does not report it as INV-14 yet: it reports what the
- * misplaced message disturbs, INV-13 first (the event after the summary is not its checkpoint), then
- * INV-09 (an assistant message with no open step), INV-30 and INV-43. Name INV-14 here once it does.
+ * Why this id: INV-14 (§1.4.4, §12.2: the checkpoint is one sourced `user/message`; issue #21 "The right id").
+ * The checker reports it at the misfiled event, besides what the misplaced message disturbs: INV-13 (the
+ * event after the summary is not its checkpoint), INV-09 (an assistant message with no open step), INV-30 and
+ * INV-43.
  *
- * @fails INV-13 smoke/basic-pressure
+ * @fails INV-14 smoke/basic-pressure
  */
 import type { Subject } from '@compaction-sim/sim'
 import { exampleSubject } from '../subject-core-adapter/subject.ts'

@@ -7,9 +7,10 @@
  * Real-world analogue: two un-awaited `store.append` calls racing, or a write-behind queue keyed by event
  * type.
  * Why this id: INV-13 (summary adjacency) is the first promise broken: the event after the summary must be its
- * checkpoint. (The checkpoint then also lies outside its bracket, INV-15.) Over the whole pack the checker
- * still stops with `MeterReplayError: replacement range … is not on the surface` instead of a verdict in five
- * scenarios (fault-26, fault-29, fault-32, fault-33, runaway-turn): checker totality is issue #21's own item.
+ * checkpoint. (The checkpoint then also lies outside its bracket, INV-15.) Over the whole `must` pack every
+ * scenario gets a verdict (28 failed, 0 errors): where core's meter cannot place the late replacement, `sim run`
+ * reports the checker's violations and a `replay` expectation naming the seq, not an internal error (issue #21,
+ * checker totality).
  *
  * @fails INV-13 smoke/basic-pressure
  */
