@@ -481,7 +481,8 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   await writeFile(join(options.outDir, artifacts.manifest), `${JSON.stringify(manifest, null, 2)}\n`)
   await writeFile(join(options.outDir, artifacts.requests), requests.map((r) => `${JSON.stringify(r)}\n`).join(''))
   // Issue #21: what the world did, beside the capture; the crashed children's requests precede it in the capture.
-  const worldRecord = world.provider.worldRecord(childRequests.length, (crashes.at(-1)?.afterSeq ?? -1) + 1)
+  // The crash children's log prefix (killed or not) was served by their own worlds, which this record does not hold.
+  const worldRecord = world.provider.worldRecord(childRequests.length, resume ? (acked.at(-1)?.seq ?? -1) + 1 : 0)
   await writeWorldRecord(join(options.outDir, `${slug}.world.json`), worldRecord)
 
   const check = await checkLog(logPath, { dialect: logDialect, manifest, requests, world: worldRecord })

@@ -26,7 +26,8 @@ describe('logs recorded from the official engine (dsh-0.1.0-rc.8)', () => {
       expect(r.internalErrors).toEqual([])
       expect(r.meterTaint).toBeNull()
       expect(r.coverage.filter((c) => c.status === 'partial')).toEqual([])
-      expect(r.coverage.filter((c) => c.status === 'not-evaluated').map((c) => c.id)).toEqual([])
+      // Recorded logs of the released engine come without a world record: only the WORLD checks stay unevaluated.
+      expect(r.coverage.filter((c) => c.status === 'not-evaluated' && !c.id.startsWith('WORLD-')).map((c) => c.id)).toEqual([])
     })
   }
 })

@@ -34,7 +34,7 @@ const PRETTY_VIOLATIONS_PER_ID_MAX = 20
 export function checkCommand(ctx: CommandContext): CommandModule<object, CheckArgs> {
   return {
     command: 'check <logs..>',
-    describe: 'Check logs against every invariant INV-01 … INV-47 (and, with --world, WORLD-01 … WORLD-06)',
+    describe: 'Check logs against every invariant INV-01 … INV-47',
     builder: (yargs: Argv) => yargs
       .positional('logs', { type: 'string', array: true, demandOption: true, describe: 'Session logs (.jsonl, .jsonl.zstd, DSH packed chunk rows)' })
       .option('dialect', {
@@ -62,7 +62,8 @@ export function checkCommand(ctx: CommandContext): CommandModule<object, CheckAr
       .example('$0 check session.jsonl', 'Check one log; violations grouped by invariant')
       .example('$0 check session.jsonl --requests session.requests.jsonl --world requests.world.json', 'Also judge the log against what the world (sim serve) answered')
       .epilog(
-        'The output names where policy and pruner facts came from (policySource: manifest | defaults). Exit codes: 0 no violation, '
+        'With --world (and --requests) the log is also judged against the world record: WORLD-01 … WORLD-06. '
+        + 'The output names where policy and pruner facts came from (policySource: manifest | defaults). Exit codes: 0 no violation, '
         + '1 any violation, 2 an unreadable log, manifest or capture (file:line and reason on stderr), 3 an internal error of sim.',
       )
       .example('$0 check --dialect dsh-0.1.0-rc.8 recorded/*.jsonl --json', 'Check logs of the released engine as one JSON document') as Argv<CheckArgs>,

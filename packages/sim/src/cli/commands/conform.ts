@@ -41,7 +41,7 @@ export function conformCommand(ctx: CommandContext): CommandModule<object, Confo
     describe: 'Run the conformance pack against a subject',
     builder: (yargs: Argv) => yargs
       .option('subject', { type: 'string', demandOption: true, describe: 'reference, or module:<path> (a module exporting a Subject)' })
-      .option('level', { choices: CONFORMANCE_LEVELS, default: 'must' as ConformanceLevel, describe: 'must: invariants; should: + expectations; may: + optional features' })
+      .option('level', { choices: CONFORMANCE_LEVELS, default: 'must' as ConformanceLevel, describe: 'must: invariants and world-truth checks (WORLD-01…06); should: + expectations; may: + optional features (a declared imageOffload runs its scenarios from must)' })
       .option('reporter', { choices: CONFORM_REPORTERS, array: true, default: ['pretty'] as ConformReporter[], describe: 'stdout formats, repeatable' })
       .option('out-dir', { type: 'string', describe: 'Where logs and reports go (default reports/conform-<level>-<subject>/)' })
       .option('filter', { type: 'string', describe: 'Only pack scenarios whose path contains this text' })
