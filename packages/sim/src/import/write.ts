@@ -77,10 +77,11 @@ export function importedScenario(input: ImportedScenarioInput): ImportedScenario
     policy: { thresholdRatio: 0.8 },
   }
   const expect = { expect: { invariants: 'all' } }
-  const inline = stringify({ ...base, transcript: { inline: input.transcript }, ...expect }, { lineWidth: 0 })
-  const size = Buffer.byteLength(header) + Buffer.byteLength(inline)
-  if (input.sidecar === null || size <= SCENARIO_BYTES_MAX - INLINE_MARGIN_BYTES) {
-    return { yaml: `${header}\n${inline}`, sidecarText: null }
+  // The JSON text is a cheap lower bound of the YAML size: a transcript already too large skips the YAML.
+  const fits = (text: string): boolean => Buffer.byteLength(header) + Buffer.byteLength(text) <= SCENARIO_BYTES_MAX - INLINE_MARGIN_BYTES
+  if (input.sidecar === null || fits(JSON.stringify(input.transcript))) {
+    const inline = stringify({ ...base, transcript: { inline: input.transcript }, ...expect }, { lineWidth: 0 })
+    if (input.sidecar === null || fits(inline)) return { yaml: `${header}\n${inline}`, sidecarText: null }
   }
   const { turns, ...head } = input.transcript
   const sidecarText = [JSON.stringify(head), ...turns.map((turn) => JSON.stringify(turn))].join('\n') + '\n'
