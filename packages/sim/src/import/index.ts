@@ -95,6 +95,21 @@ async function importDsh(path: string): Promise<{ transcript: Transcript; droppe
   const { events } = await readLog(path, { dialect: 'dsh-0.1.0-rc.8' })
   const transcript = transcriptFromEvents(events)
   const dropped: Dropped[] = []
+  // A pruned result is logged again (its replacement): the step keeps the first, original, result of each call.
+  let relogged = 0
+  for (const turn of transcript.turns) {
+    for (const step of turn.steps) {
+      const seen = new Set<string>()
+      step.toolResults = step.toolResults.filter((result) => {
+        if (!seen.has(result.callId)) return seen.add(result.callId)
+        relogged++
+        return false
+      })
+    }
+  }
+  if (relogged > 0) {
+    dropped.push({ where: 'log', what: `${relogged} re-logged tool/result events`, why: 'a later copy of a result (a prune replacement); the original result is kept' })
+  }
   const compaction = events.filter((e) => e.type.startsWith('compaction/')).length
   if (compaction > 0) {
     dropped.push({ where: 'log', what: `${compaction} compaction/* events`, why: 'the session is replayed uncompacted: the subject under test compacts it' })

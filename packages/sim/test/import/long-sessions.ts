@@ -22,9 +22,12 @@ export interface LongSessionFacts {
   images: number
 }
 
-interface Call { id: string; name: string; input: Record<string, unknown>; output: string; failed: boolean }
-interface Step { reasoning: string; text: string; calls: Call[] }
-interface Turn { user: string; image: Buffer | null; steps: Step[]; final: string }
+/** One tool call of a generated session and its result. */
+export interface Call { id: string; name: string; input: Record<string, unknown>; output: string; failed: boolean }
+/** One tool step: reasoning and text ('' = none) and its parallel calls. */
+export interface Step { reasoning: string; text: string; calls: Call[] }
+/** One turn: user text, an optional PNG, tool steps, the final reply. */
+export interface Turn { user: string; image: Buffer | null; steps: Step[]; final: string }
 
 /** A small seeded PRNG (mulberry32). */
 function prng(seed: number): () => number {
@@ -122,7 +125,7 @@ function facts(turns: readonly Turn[]): LongSessionFacts {
   return out
 }
 
-const SYSTEM = 'You are a coding agent in a generated long session.'
+let SYSTEM = 'You are a coding agent in a generated long session.'
 const dataUrl = (image: Buffer): string => `data:image/png;base64,${image.toString('base64')}`
 const jsonl = (lines: readonly unknown[]): string => lines.map((l) => JSON.stringify(l)).join('\n') + '\n'
 
@@ -268,9 +271,9 @@ const EXTENSIONS: Record<ImportFormat, string> = {
   'openai-chat': 'json', 'openai-responses': 'json', 'anthropic-messages': 'json', 'claude-code': 'jsonl', 'codex': 'jsonl', 'dsh': 'jsonl',
 }
 
-/** The session of `seed` with `turns` turns in `format`, as file text. */
-export function longSessionText(format: ImportFormat, seed: number, turns: number): string {
-  const s = session(seed, turns)
+/** `turns` written in `format` (with `system` as its system prompt), as file text. */
+export function formatSession(format: ImportFormat, s: readonly Turn[], system = 'You are a coding agent in a generated long session.'): string {
+  SYSTEM = system
   switch (format) {
     case 'openai-chat': return openAiChat(s)
     case 'openai-responses': return JSON.stringify({ instructions: SYSTEM, input: responsesItems(s) })
@@ -288,6 +291,6 @@ export function longSessionText(format: ImportFormat, seed: number, turns: numbe
 /** Writes the long session of `seed` in `format` under `dir`; returns its path and the facts an import keeps. */
 export async function writeLongSession(format: ImportFormat, dir: string, seed: number, turns = 500): Promise<{ path: string; expected: LongSessionFacts }> {
   const path = join(dir, `long-${format}.${EXTENSIONS[format]}`)
-  await writeFile(path, longSessionText(format, seed, turns))
+  await writeFile(path, formatSession(format, session(seed, turns)))
   return { path, expected: facts(session(seed, turns)) }
 }
