@@ -68,7 +68,7 @@ describe('sim import: fixtures of every format', () => {
     const images = blocksOf(transcript).filter((b) => b.type === 'image')
     expect(images.length).toBeGreaterThan(0)
     for (const image of images) {
-      const attachment = image['attachment'] as { bytes: number; mediaType: string; attachmentId: string }
+      const attachment = (image as unknown as Record<string, unknown>)['attachment'] as { bytes: number; mediaType: string; attachmentId: string }
       expect(attachment.mediaType).toMatch(/^image\//)
       if (format !== 'dsh') expect(attachment.bytes).toBeGreaterThan(0)
     }
@@ -79,7 +79,7 @@ describe('sim import: fixtures of every format', () => {
     expect(parallel).toBe(true)
     for (const turn of transcript.turns) {
       for (const step of turn.steps) {
-        const calls = step.reply.blocks.filter((b) => b.type === 'tool-call').map((b) => String(b['id'])).sort()
+        const calls = step.reply.blocks.filter((b) => b.type === 'tool-call').map((b) => String((b as unknown as Record<string, unknown>)['id'])).sort()
         expect(step.toolResults.map((r) => r.callId).sort()).toEqual(calls)
       }
     }
@@ -93,8 +93,10 @@ describe('sim import: fixtures of every format', () => {
       expect(first.attachment.height, format).toBeGreaterThan(0)
     }
     const chat = await transcriptOf((written.get('openai-chat:0') as { path: string }).path)
-    const source = JSON.parse(await readFile(FIXTURE_FILES['openai-chat'][0] as string, 'utf8')) as { messages: Array<{ content: unknown }> }
-    const url = (source.messages[1]?.content as Array<{ image_url?: { url: string } }>)[1]?.image_url?.url as string
+    const source = JSON.parse(await readFile(FIXTURE_FILES['openai-chat'][0] as string, 'utf8')) as {
+      messages: Array<{ content: Array<{ image_url?: { url: string } }> }>
+    }
+    const url = source.messages[1]?.content[1]?.image_url?.url as string
     const bytes = Buffer.from(url.split(',')[1] as string, 'base64')
     const image = chat.turns[0]?.user.find((b) => b.type === 'image') as { attachment: { bytes: number; width: number; height: number } }
     expect(image.attachment).toMatchObject({ bytes: bytes.length, width: bytes.readUInt32BE(16), height: bytes.readUInt32BE(20) })
