@@ -17,32 +17,41 @@ export interface SecretPattern {
   readonly keepPrefix?: true
 }
 
+/**
+ * Where a token may start: not inside a word, and not right after a backslash — but right after a JSON
+ * escape (`\n`, `\t`, `\r`), since tool-call arguments are JSON text whose newlines are escapes.
+ */
+const START = String.raw`(?:(?<![A-Za-z0-9_\\])|(?<=\\[nrt]))`
+
+/** A global regular expression whose source begins at `START`. */
+const token = (source: string, flags = 'g'): RegExp => new RegExp(`${START}${source}`, flags)
+
 /** The documented redaction patterns, most specific first. */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     kind: 'private-key', description: 'PEM private key blocks (`-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----`)',
     pattern: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----/g,
   },
-  { kind: 'anthropic-key', description: 'Anthropic API keys `sk-ant-…`', pattern: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'openai-key', description: 'OpenAI API keys `sk-…`, `sk-proj-…`, `sk-svcacct-…`, `sk-admin-…`', pattern: /\bsk-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'aws-access-key-id', description: 'AWS access key ids `AKIA…` / `ASIA…` (20 characters)', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
+  { kind: 'anthropic-key', description: 'Anthropic API keys `sk-ant-…`', pattern: token(String.raw`sk-ant-[A-Za-z0-9_-]{20,}`) },
+  { kind: 'openai-key', description: 'OpenAI API keys `sk-…`, `sk-proj-…`, `sk-svcacct-…`, `sk-admin-…`', pattern: token(String.raw`sk-[A-Za-z0-9_-]{20,}`) },
+  { kind: 'aws-access-key-id', description: 'AWS access key ids `AKIA…` / `ASIA…` (20 characters)', pattern: token(String.raw`(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])`) },
   {
     kind: 'aws-secret-key', description: 'AWS secret access keys: 40 characters after `aws_secret_access_key`, `secret_access_key`, `SecretAccessKey` …',
-    pattern: /((?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}/gi, keepPrefix: true,
+    pattern: token(String.raw`((?:aws_?)?secret_?access_?key["']?\s*[:=]\s*["']?)[A-Za-z0-9/+=]{40}`, 'gi'), keepPrefix: true,
   },
-  { kind: 'github-token', description: 'GitHub tokens `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and `github_pat_…`', pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})/g },
-  { kind: 'slack-token', description: 'Slack tokens `xoxb-`, `xoxa-`, `xoxp-`, `xoxr-`, `xoxs-`', pattern: /\bxox[baprs]-[A-Za-z0-9-]{10,}/g },
-  { kind: 'google-api-key', description: 'Google API keys `AIza…` (39 characters)', pattern: /\bAIza[0-9A-Za-z_-]{35}/g },
-  { kind: 'jwt', description: 'JSON Web Tokens `eyJ….eyJ….…`', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
+  { kind: 'github-token', description: 'GitHub tokens `ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_` and `github_pat_…`', pattern: token(String.raw`(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`) },
+  { kind: 'slack-token', description: 'Slack tokens `xoxb-`, `xoxa-`, `xoxp-`, `xoxr-`, `xoxs-`', pattern: token(String.raw`xox[baprs]-[A-Za-z0-9-]{10,}`) },
+  { kind: 'google-api-key', description: 'Google API keys `AIza…` (39 characters)', pattern: token(String.raw`AIza[0-9A-Za-z_-]{35}`) },
+  { kind: 'jwt', description: 'JSON Web Tokens `eyJ….eyJ….…`', pattern: token(String.raw`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`) },
   {
     kind: 'bearer-token', description: 'bearer tokens in headers (`Authorization: Bearer …`, 16 characters or more)',
-    pattern: /(\bBearer\s+)[A-Za-z0-9._~+/-]{16,}=*/gi, keepPrefix: true,
+    pattern: token(String.raw`(Bearer\s+)[A-Za-z0-9._~+/-]{16,}=*`, 'gi'), keepPrefix: true,
   },
   {
     kind: 'secret-assignment', description: 'values of secret-looking pairs: `password`, `passwd`, `secret`, `api_key`, `apikey`, `access_token`, `auth_token`, `client_secret` followed by `=` or `:` and 8 or more characters',
-    pattern: /(\b(?:password|passwd|client_secret|secret|api[_-]?key|access[_-]?token|auth[_-]?token)["']?\s*[:=]\s*["']?)(?!\[REDACTED:)[^\s"'\\,;}]{8,}/gi, keepPrefix: true,
+    pattern: token(String.raw`((?:password|passwd|client_secret|secret|api[_-]?key|access[_-]?token|auth[_-]?token)["']?\s*[:=]\s*["']?)(?!\[REDACTED:)[^\s"'\\,;}]{8,}`, 'gi'), keepPrefix: true,
   },
-  { kind: 'email', description: 'email addresses', pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b/g },
+  { kind: 'email', description: 'email addresses', pattern: token(String.raw`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9])`) },
 ]
 
 /** How many secrets of each kind were replaced. */
