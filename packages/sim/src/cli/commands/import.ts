@@ -32,7 +32,7 @@ export function importCommand(ctx: CommandContext): CommandModule<object, Import
   const cwdOf = (): string => ctx.out.io.cwd ?? process.cwd()
   return {
     command: 'import <format> <file>',
-    describe: 'Import a real session file (OpenAI, Anthropic, Claude Code, Codex, DSH) as a scenario',
+    describe: 'Import a real session (OpenAI, Anthropic, Claude Code, Codex, DSH) as a scenario',
     builder: (yargs: Argv) => yargs
       .positional('format', { choices: IMPORT_FORMATS, demandOption: true, describe: 'Format of the session file' })
       .positional('file', { type: 'string', demandOption: true, describe: 'The session file (JSON array or JSONL, by format)' })
