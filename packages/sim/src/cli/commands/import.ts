@@ -10,6 +10,7 @@ import { basename, dirname, isAbsolute, join, resolve as resolvePath } from 'nod
 import type { Argv, CommandModule } from 'yargs'
 import { IMPORT_FORMATS, importSession, type ImportFormat } from '../../import/index.ts'
 import { droppedLines, importedScenario, redactionLine } from '../../import/write.ts'
+import { SCENARIO_BYTES_MAX } from '../../scenario/load.ts'
 import type { CommandContext } from '../context.ts'
 import { ExitCode, UsageError } from '../exit-codes.ts'
 
@@ -71,6 +72,9 @@ export function importCommand(ctx: CommandContext): CommandModule<object, Import
       })
       if (output === null) {
         out.data(scenario.yaml.replace(/\n$/, ''))
+        if (Buffer.byteLength(scenario.yaml) > SCENARIO_BYTES_MAX) {
+          out.warn(`the scenario exceeds the ${SCENARIO_BYTES_MAX}-byte scenario limit, so sim run refuses it: use -o, which moves the transcript to a sidecar file`)
+        }
       } else {
         if (scenario.sidecarText !== null) await writeFile(join(dirname(output), `${stem}.transcript.jsonl`), scenario.sidecarText)
         await writeFile(output, scenario.yaml)
