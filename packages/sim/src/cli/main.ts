@@ -69,6 +69,8 @@ export const COMMANDS: readonly LazyCommand[] = [
   lazy('serve', 'Serve the mock provider over real HTTP (loopback)', async () => (await import('./commands/serve.ts')).serveCommand),
   lazy('sweep <files..>', 'Run scenarios over a grid of policies (Pareto report)', async () => (await import('./commands/sweep.ts')).sweepCommand),
   lazy('report <command>', 'Work with report folders (merge shards)', async () => (await import('./commands/report.ts')).reportCommand),
+  lazy('import <format> <file>', 'Import a real session (OpenAI, Anthropic, Claude Code, Codex, DSH) as a scenario',
+    async () => (await import('./commands/import.ts')).importCommand),
   lazy('fuzz', 'Model-based fuzzing: random sessions, faults, shrinking to a scenario', async () => (await import('./commands/fuzz.ts')).fuzzCommand),
   lazy('init', 'Scaffold conformance for your adapter: subject, test, CI workflow', async () => (await import('./commands/init.ts')).initCommand),
 ]

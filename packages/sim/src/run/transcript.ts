@@ -1,7 +1,8 @@
 /**
- * The transcript a scenario replays (design §2 "transcript source"), from any of its four sources:
+ * The transcript a scenario replays (design §2 "transcript source"), from any of its five sources:
  * inline (already a fixtures `Transcript` after resolution), a seeded generator of packages/fixtures, an
- * external JSONL transcript file (`scenario/transcript-file.ts`), or a recorded session log whose user
+ * external JSONL transcript file (`scenario/transcript-file.ts`), a real session file read by an importer
+ * (`import/index.ts`, issue #20), or a recorded session log whose user
  * inputs, model replies (with usage), steering messages and tool results (with `error` and `meta`) are taken
  * turn by turn. A recorded turn that never completed a step contributes nothing; an unreadable log or file
  * is a `ScenarioError` naming the path; a bad line of a transcript file one naming the file and line.
@@ -44,6 +45,19 @@ export async function scenarioTranscript(scenario: ResolvedScenario, seed: numbe
         const why = err instanceof Error ? err.message : String(err)
         const reason = `names a transcript file that cannot be read (got ${JSON.stringify(source.given)}): ${why}`
         throw new ScenarioError(scenario.file, [{ code: 'PATH', path: '/transcript/file', reason }], { cause: err })
+      }
+    }
+    case 'import': {
+      // Imported at run start as `sim import` would (issue #20); bad input names the session file and field.
+      const shown = source.given.startsWith(FIXTURES_PREFIX) ? source.path : join(dirname(scenario.file), source.given)
+      const { importSession } = await import('../import/index.ts')
+      try {
+        return (await importSession(source.format, source.path, { keepSecrets: source.keepSecrets, shown })).transcript
+      } catch (err) {
+        if (err instanceof ScenarioError) throw err
+        const why = err instanceof Error ? err.message : String(err)
+        const reason = `names a ${source.format} session that cannot be imported (got ${JSON.stringify(source.given)}): ${why}`
+        throw new ScenarioError(scenario.file, [{ code: 'PATH', path: '/transcript/import/path', reason }], { cause: err })
       }
     }
     default: return assertNever(source, 'transcript source')

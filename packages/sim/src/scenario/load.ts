@@ -86,15 +86,17 @@ export async function loadScenario(path: string, options: ScenarioLoadOptions = 
     throw new ScenarioError(path, [{ code: 'READ', path: '', reason }], { cause: error })
   }
   const scenario = parseScenario(text, path, options)
-  if ('recorded' in scenario.transcript || 'file' in scenario.transcript) await checkRecordedOnDisk(scenario, text, path, options)
+  const onDisk = 'recorded' in scenario.transcript || 'file' in scenario.transcript || 'import' in scenario.transcript
+  if (onDisk) await checkRecordedOnDisk(scenario, text, path, options)
   return scenario
 }
 
 async function checkRecordedOnDisk(scenario: Scenario, text: string, file: string, options: ScenarioLoadOptions): Promise<void> {
   const resolved = resolveScenario(scenario, { file, fixturesDir: options.fixturesDir ?? DEFAULT_FIXTURES_DIR })
-  if (resolved.transcript.kind !== 'recorded' && resolved.transcript.kind !== 'file') return
+  const kind = resolved.transcript.kind
+  if (kind !== 'recorded' && kind !== 'file' && kind !== 'import') return
   const { path: target, given } = resolved.transcript
-  const field = resolved.transcript.kind === 'file' ? '/transcript/file' : '/transcript/recorded'
+  const field = kind === 'file' ? '/transcript/file' : kind === 'import' ? '/transcript/import/path' : '/transcript/recorded'
   let reason: string | null = null
   try {
     const real = await realpath(target)

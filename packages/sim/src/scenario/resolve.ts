@@ -30,7 +30,7 @@ import {
   type InlineTool, type InlineTurn,
   type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
-  type EnforceConfig, type ImageLimitsConfig, type RouteConfig,
+  type EnforceConfig, type ImageLimitsConfig, type RouteConfig, type ImportConfig,
 } from './types.ts'
 import { plural } from '../plural.ts'
 import { dataPatternAt, matcherAt, resolveMatcherExpect, type ResolvedMatcherExpect } from './resolve-matchers.ts'
@@ -106,6 +106,17 @@ export type ResolvedTranscriptSource =
     readonly root: 'scenario' | 'fixtures'
     /** The path as written in the scenario. */
     readonly given: string
+  }
+  | {
+    /** A real session file (`transcript.import`), imported when the run starts (issue #20). */
+    readonly kind: 'import'
+    readonly format: ImportConfig['format']
+    /** Absolute path of the file (containment checked lexically here, through symlinks by `loadScenario`). */
+    readonly path: string
+    readonly root: 'scenario' | 'fixtures'
+    /** The path as written in the scenario. */
+    readonly given: string
+    readonly keepSecrets: boolean
   }
 
 /** The §13 `FaultSpec.target` a fault kind belongs to. */
@@ -403,6 +414,14 @@ function resolveTranscript(
       return null
     }
     return { kind: 'file', ...located, given: config.file }
+  }
+  if ('import' in config) {
+    const located = locateRecorded(config.import.path, source)
+    if (typeof located === 'string') {
+      issues.push({ code: 'PATH', path: '/transcript/import/path', reason: located })
+      return null
+    }
+    return { kind: 'import', format: config.import.format, ...located, given: config.import.path, keepSecrets: config.import.keepSecrets ?? false }
   }
   const transcript = inlineTranscript(config.inline, issues)
   return transcript === null ? null : { kind: 'inline', transcript }

@@ -227,8 +227,19 @@ export interface InlineTranscriptConfig { inline: InlineTranscript }
 /** `#/definitions/Transcript`, external-file form: a JSONL transcript (scenario folder or `fixtures:`), any size. */
 export interface FileTranscriptConfig { file: string }
 
+/** `#/definitions/Import`: a real session file read by an importer (issue #20). */
+export interface ImportConfig {
+  format: 'openai-chat' | 'openai-responses' | 'anthropic-messages' | 'claude-code' | 'codex' | 'dsh'
+  path: string
+  keepSecrets?: boolean
+}
+
+/** `#/definitions/Transcript`, import form: a real session file (scenario folder or `fixtures:`) and its format. */
+export interface ImportTranscriptConfig { import: ImportConfig }
+
 /** `#/definitions/Transcript`: exactly one source. */
-export type TranscriptConfig = RecordedTranscriptConfig | GeneratedTranscriptConfig | InlineTranscriptConfig | FileTranscriptConfig
+export type TranscriptConfig =
+  | RecordedTranscriptConfig | GeneratedTranscriptConfig | InlineTranscriptConfig | FileTranscriptConfig | ImportTranscriptConfig
 
 /** Every fault id of protocol §13, in catalog order (`#/definitions/FaultKind`). */
 export const FAULT_KINDS = [

@@ -4,7 +4,7 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline` or `file`.","x-expected":"exactly one of the keys recorded, generate, inline, file","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]}],"dependencies":{"dialect":["recorded"]}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
 const schema12 = {"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]};
 const schema13 = {"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]};
 const schema32 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
@@ -2424,8 +2424,9 @@ validate20.errors = vErrors;
 return errors === 0;
 }
 
-const schema33 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline` or `file`.","x-expected":"exactly one of the keys recorded, generate, inline, file","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]}],"dependencies":{"dialect":["recorded"]}};
+const schema33 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}};
 const schema35 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}};
+const schema55 = {"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}};
 const pattern2 = new RegExp("^[a-z][a-z0-9-]*$", "u");
 const schema36 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}};
 const schema37 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
@@ -4652,16 +4653,40 @@ if(_valid0){
 valid0 = true;
 passing0 = 3;
 }
-}
-}
-}
-if(!valid0){
-const err4 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema33.oneOf,parentSchema:schema33,data};
+const _errs6 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.import === undefined){
+const err4 = {instancePath,schemaPath:"#/oneOf/4/required",keyword:"required",params:{missingProperty: "import"},message:"must have required property '"+"import"+"'",schema:schema33.oneOf[4].required,parentSchema:schema33.oneOf[4],data};
 if(vErrors === null){
 vErrors = [err4];
 }
 else {
 vErrors.push(err4);
+}
+errors++;
+}
+}
+var _valid0 = _errs6 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 4];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 4;
+}
+}
+}
+}
+}
+if(!valid0){
+const err5 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema33.oneOf,parentSchema:schema33,data};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
 }
 errors++;
 }
@@ -4678,23 +4703,8 @@ vErrors = null;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(((((key0 === "recorded") || (key0 === "dialect")) || (key0 === "generate")) || (key0 === "inline")) || (key0 === "file"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(data.dialect !== undefined){
-if(data.recorded === undefined){
-const err6 = {instancePath,schemaPath:"#/dependencies",keyword:"dependencies",params:{property: "dialect",
-    missingProperty: "recorded",
-    depsCount: 1,
-    deps: "recorded"},message:"must have property recorded when property dialect is present",schema:schema33.dependencies,parentSchema:schema33,data};
+if(!((((((key0 === "recorded") || (key0 === "dialect")) || (key0 === "generate")) || (key0 === "inline")) || (key0 === "file")) || (key0 === "import"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4704,11 +4714,12 @@ vErrors.push(err6);
 errors++;
 }
 }
-if(data.recorded !== undefined){
-let data0 = data.recorded;
-if(typeof data0 === "string"){
-if(func3(data0) > 1000){
-const err7 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema33.properties.recorded,data:data0};
+if(data.dialect !== undefined){
+if(data.recorded === undefined){
+const err7 = {instancePath,schemaPath:"#/dependencies",keyword:"dependencies",params:{property: "dialect",
+    missingProperty: "recorded",
+    depsCount: 1,
+    deps: "recorded"},message:"must have property recorded when property dialect is present",schema:schema33.dependencies,parentSchema:schema33,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4717,8 +4728,12 @@ vErrors.push(err7);
 }
 errors++;
 }
-if(func3(data0) < 1){
-const err8 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.recorded,data:data0};
+}
+if(data.recorded !== undefined){
+let data0 = data.recorded;
+if(typeof data0 === "string"){
+if(func3(data0) > 1000){
+const err8 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema33.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4727,9 +4742,8 @@ vErrors.push(err8);
 }
 errors++;
 }
-}
-else {
-const err9 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.recorded.type,parentSchema:schema33.properties.recorded,data:data0};
+if(func3(data0) < 1){
+const err9 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4739,10 +4753,8 @@ vErrors.push(err9);
 errors++;
 }
 }
-if(data.dialect !== undefined){
-let data1 = data.dialect;
-if(typeof data1 !== "string"){
-const err10 = {instancePath:instancePath+"/dialect",schemaPath:"#/definitions/Dialect/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.type,parentSchema:schema13,data:data1};
+else {
+const err10 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.recorded.type,parentSchema:schema33.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4751,8 +4763,11 @@ vErrors.push(err10);
 }
 errors++;
 }
-if(!((data1 === "seed") || (data1 === "dsh-0.1.0-rc.8"))){
-const err11 = {instancePath:instancePath+"/dialect",schemaPath:"#/definitions/Dialect/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values",schema:schema13.enum,parentSchema:schema13,data:data1};
+}
+if(data.dialect !== undefined){
+let data1 = data.dialect;
+if(typeof data1 !== "string"){
+const err11 = {instancePath:instancePath+"/dialect",schemaPath:"#/definitions/Dialect/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.type,parentSchema:schema13,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4761,12 +4776,8 @@ vErrors.push(err11);
 }
 errors++;
 }
-}
-if(data.generate !== undefined){
-let data2 = data.generate;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.generator === undefined){
-const err12 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema35.required,parentSchema:schema35,data:data2};
+if(!((data1 === "seed") || (data1 === "dsh-0.1.0-rc.8"))){
+const err12 = {instancePath:instancePath+"/dialect",schemaPath:"#/definitions/Dialect/enum",keyword:"enum",params:{allowedValues: schema13.enum},message:"must be equal to one of the allowed values",schema:schema13.enum,parentSchema:schema13,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4775,8 +4786,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-if(data2.turns === undefined){
-const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema35.required,parentSchema:schema35,data:data2};
+}
+if(data.generate !== undefined){
+let data2 = data.generate;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.generator === undefined){
+const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema35.required,parentSchema:schema35,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4785,9 +4800,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!(((key1 === "generator") || (key1 === "turns")) || (key1 === "params"))){
-const err14 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema35,data:data2};
+if(data2.turns === undefined){
+const err14 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema35.required,parentSchema:schema35,data:data2};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4796,12 +4810,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data2.generator !== undefined){
-let data3 = data2.generator;
-if(typeof data3 === "string"){
-if(func3(data3) > 100){
-const err15 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema35.properties.generator,data:data3};
+for(const key1 in data2){
+if(!(((key1 === "generator") || (key1 === "turns")) || (key1 === "params"))){
+const err15 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema35,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4810,8 +4821,12 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(!pattern2.test(data3)){
-const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema35.properties.generator,data:data3};
+}
+if(data2.generator !== undefined){
+let data3 = data2.generator;
+if(typeof data3 === "string"){
+if(func3(data3) > 100){
+const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema35.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4820,9 +4835,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-}
-else {
-const err17 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.generator.type,parentSchema:schema35.properties.generator,data:data3};
+if(!pattern2.test(data3)){
+const err17 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema35.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4832,10 +4846,8 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data2.turns !== undefined){
-let data4 = data2.turns;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err18 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.turns.type,parentSchema:schema35.properties.turns,data:data4};
+else {
+const err18 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.generator.type,parentSchema:schema35.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4844,9 +4856,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 100000 || isNaN(data4)){
-const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema35.properties.turns,data:data4};
+}
+if(data2.turns !== undefined){
+let data4 = data2.turns;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.turns.type,parentSchema:schema35.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4855,8 +4869,9 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(data4 < 1 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema35.properties.turns,data:data4};
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 100000 || isNaN(data4)){
+const err20 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema35.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4865,12 +4880,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-}
-if(data2.params !== undefined){
-let data5 = data2.params;
-if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err21 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.properties.params.type,parentSchema:schema35.properties.params,data:data5};
+if(data4 < 1 || isNaN(data4)){
+const err21 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema35.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4881,13 +4892,27 @@ errors++;
 }
 }
 }
-else {
-const err22 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data:data2};
+if(data2.params !== undefined){
+let data5 = data2.params;
+if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
+const err22 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.properties.params.type,parentSchema:schema35.properties.params,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
 else {
 vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data:data2};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }
@@ -4902,17 +4927,7 @@ if(data.file !== undefined){
 let data7 = data.file;
 if(typeof data7 === "string"){
 if(func3(data7) > 1000){
-const err23 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema33.properties.file,data:data7};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if(func3(data7) < 1){
-const err24 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.file,data:data7};
+const err24 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema33.properties.file,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4921,9 +4936,8 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-else {
-const err25 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.file.type,parentSchema:schema33.properties.file,data:data7};
+if(func3(data7) < 1){
+const err25 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.file,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4933,9 +4947,8 @@ vErrors.push(err25);
 errors++;
 }
 }
-}
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
+const err26 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.file.type,parentSchema:schema33.properties.file,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4944,22 +4957,142 @@ vErrors.push(err26);
 }
 errors++;
 }
+}
+if(data.import !== undefined){
+let data8 = data.import;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+if(data8.format === undefined){
+const err27 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'",schema:schema55.required,parentSchema:schema55,data:data8};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+if(data8.path === undefined){
+const err28 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema55.required,parentSchema:schema55,data:data8};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+for(const key2 in data8){
+if(!(((key2 === "format") || (key2 === "path")) || (key2 === "keepSecrets"))){
+const err29 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data8};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data8.format !== undefined){
+let data9 = data8.format;
+if(!((((((data9 === "openai-chat") || (data9 === "openai-responses")) || (data9 === "anthropic-messages")) || (data9 === "claude-code")) || (data9 === "codex")) || (data9 === "dsh"))){
+const err30 = {instancePath:instancePath+"/import/format",schemaPath:"#/definitions/Import/properties/format/enum",keyword:"enum",params:{allowedValues: schema55.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema55.properties.format.enum,parentSchema:schema55.properties.format,data:data9};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data8.path !== undefined){
+let data10 = data8.path;
+if(typeof data10 === "string"){
+if(func3(data10) > 1000){
+const err31 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema55.properties.path,data:data10};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+if(func3(data10) < 1){
+const err32 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema55.properties.path,data:data10};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.properties.path.type,parentSchema:schema55.properties.path,data:data10};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+if(data8.keepSecrets !== undefined){
+let data11 = data8.keepSecrets;
+if(typeof data11 !== "boolean"){
+const err34 = {instancePath:instancePath+"/import/keepSecrets",schemaPath:"#/definitions/Import/properties/keepSecrets/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema55.properties.keepSecrets.type,parentSchema:schema55.properties.keepSecrets,data:data11};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data:data8};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
 validate22.errors = vErrors;
 return errors === 0;
 }
 
-const schema55 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}};
-const schema56 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
-const schema57 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}};
-const schema58 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]};
+const schema56 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}};
+const schema57 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
+const schema58 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}};
+const schema59 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema57.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema57,data};
+if(!(func2.call(schema58.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema58,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4972,7 +5105,7 @@ errors++;
 if(data.requestIndex !== undefined){
 let data0 = data.requestIndex;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema57.properties.requestIndex.type,parentSchema:schema57.properties.requestIndex,data:data0};
+const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.requestIndex.type,parentSchema:schema58.properties.requestIndex,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4983,7 +5116,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema57.properties.requestIndex,data:data0};
+const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.requestIndex,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4997,7 +5130,7 @@ errors++;
 if(data.purpose !== undefined){
 let data1 = data.purpose;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.purpose.type,parentSchema:schema57.properties.purpose,data:data1};
+const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.purpose.type,parentSchema:schema58.properties.purpose,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5007,7 +5140,7 @@ vErrors.push(err3);
 errors++;
 }
 if(!((data1 === "conversation") || (data1 === "compaction"))){
-const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema57.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema57.properties.purpose.enum,parentSchema:schema57.properties.purpose,data:data1};
+const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema58.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema58.properties.purpose.enum,parentSchema:schema58.properties.purpose,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5020,7 +5153,7 @@ errors++;
 if(data.occurrence !== undefined){
 let data2 = data.occurrence;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema57.properties.occurrence.type,parentSchema:schema57.properties.occurrence,data:data2};
+const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.occurrence.type,parentSchema:schema58.properties.occurrence,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5031,7 +5164,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema57.properties.occurrence,data:data2};
+const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema58.properties.occurrence,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5045,7 +5178,7 @@ errors++;
 if(data.afterEvent !== undefined){
 let data3 = data.afterEvent;
 if(typeof data3 !== "string"){
-const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.type,parentSchema:schema58,data:data3};
+const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.type,parentSchema:schema59,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5055,7 +5188,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!((((((((((((((((((((((data3 === "turn/start") || (data3 === "turn/end")) || (data3 === "step/start")) || (data3 === "step/end")) || (data3 === "system/message")) || (data3 === "user/message")) || (data3 === "assistant/chunk")) || (data3 === "assistant/message")) || (data3 === "tool/call")) || (data3 === "tool/result")) || (data3 === "request/header")) || (data3 === "request/context")) || (data3 === "session/end-seed")) || (data3 === "llm/retry")) || (data3 === "llm/retry-started")) || (data3 === "compaction/start")) || (data3 === "compaction/summary")) || (data3 === "compaction/summary-error")) || (data3 === "compaction/prune")) || (data3 === "compaction/end")) || (data3 === "image/offload")) || (data3 === "checkpoint"))){
-const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema58.enum},message:"must be equal to one of the allowed values",schema:schema58.enum,parentSchema:schema58,data:data3};
+const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema59.enum},message:"must be equal to one of the allowed values",schema:schema59.enum,parentSchema:schema59,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5068,7 +5201,7 @@ errors++;
 if(data.afterSeq !== undefined){
 let data4 = data.afterSeq;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema57.properties.afterSeq.type,parentSchema:schema57.properties.afterSeq,data:data4};
+const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.afterSeq.type,parentSchema:schema58.properties.afterSeq,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5079,7 +5212,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema57.properties.afterSeq,data:data4};
+const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.afterSeq,data:data4};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5093,7 +5226,7 @@ errors++;
 if(data.turn !== undefined){
 let data5 = data.turn;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err11 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema57.properties.turn.type,parentSchema:schema57.properties.turn,data:data5};
+const err11 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.turn.type,parentSchema:schema58.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5104,7 +5237,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-const err12 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema57.properties.turn,data:data5};
+const err12 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema58.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5118,7 +5251,7 @@ errors++;
 if(data.step !== undefined){
 let data6 = data.step;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err13 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema57.properties.step.type,parentSchema:schema57.properties.step,data:data6};
+const err13 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.step.type,parentSchema:schema58.properties.step,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5129,7 +5262,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-const err14 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema57.properties.step,data:data6};
+const err14 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema58.properties.step,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5144,7 +5277,7 @@ if(data.route !== undefined){
 let data7 = data.route;
 if(typeof data7 === "string"){
 if(func3(data7) > 200){
-const err15 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema57.properties.route,data:data7};
+const err15 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema58.properties.route,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5154,7 +5287,7 @@ vErrors.push(err15);
 errors++;
 }
 if(func3(data7) < 1){
-const err16 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema57.properties.route,data:data7};
+const err16 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema58.properties.route,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5165,7 +5298,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.route.type,parentSchema:schema57.properties.route,data:data7};
+const err17 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.route.type,parentSchema:schema58.properties.route,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5178,7 +5311,7 @@ errors++;
 if(data.promptTokensAtLeast !== undefined){
 let data8 = data.promptTokensAtLeast;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err18 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema57.properties.promptTokensAtLeast.type,parentSchema:schema57.properties.promptTokensAtLeast,data:data8};
+const err18 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.promptTokensAtLeast.type,parentSchema:schema58.properties.promptTokensAtLeast,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5189,7 +5322,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err19 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema57.properties.promptTokensAtLeast,data:data8};
+const err19 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.promptTokensAtLeast,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5203,7 +5336,7 @@ errors++;
 if(data.maxTokensAbove !== undefined){
 let data9 = data.maxTokensAbove;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err20 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema57.properties.maxTokensAbove.type,parentSchema:schema57.properties.maxTokensAbove,data:data9};
+const err20 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.maxTokensAbove.type,parentSchema:schema58.properties.maxTokensAbove,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5214,7 +5347,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err21 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema57.properties.maxTokensAbove,data:data9};
+const err21 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.maxTokensAbove,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5228,7 +5361,7 @@ errors++;
 if(data.hasImages !== undefined){
 let data10 = data.hasImages;
 if(typeof data10 !== "boolean"){
-const err22 = {instancePath:instancePath+"/hasImages",schemaPath:"#/properties/hasImages/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema57.properties.hasImages.type,parentSchema:schema57.properties.hasImages,data:data10};
+const err22 = {instancePath:instancePath+"/hasImages",schemaPath:"#/properties/hasImages/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema58.properties.hasImages.type,parentSchema:schema58.properties.hasImages,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5241,7 +5374,7 @@ errors++;
 if(data.atVirtualMs !== undefined){
 let data11 = data.atVirtualMs;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err23 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema57.properties.atVirtualMs.type,parentSchema:schema57.properties.atVirtualMs,data:data11};
+const err23 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.atVirtualMs.type,parentSchema:schema58.properties.atVirtualMs,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5252,7 +5385,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err24 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema57.properties.atVirtualMs,data:data11};
+const err24 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.atVirtualMs,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5265,7 +5398,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema57.type,parentSchema:schema57,data};
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5278,16 +5411,16 @@ validate46.errors = vErrors;
 return errors === 0;
 }
 
-const schema59 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
-const schema60 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
+const schema60 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
+const schema61 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema59.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data};
+if(!(func2.call(schema60.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema60,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5300,7 +5433,7 @@ errors++;
 if(data.body !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status === undefined){
-const err1 = {instancePath,schemaPath:"#/dependencies/body/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema59.dependencies.body.required,parentSchema:schema59.dependencies.body,data};
+const err1 = {instancePath,schemaPath:"#/dependencies/body/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema60.dependencies.body.required,parentSchema:schema60.dependencies.body,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5314,7 +5447,7 @@ errors++;
 if(data.headers !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.body === undefined){
-const err2 = {instancePath,schemaPath:"#/dependencies/headers/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'",schema:schema59.dependencies.headers.required,parentSchema:schema59.dependencies.headers,data};
+const err2 = {instancePath,schemaPath:"#/dependencies/headers/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'",schema:schema60.dependencies.headers.required,parentSchema:schema60.dependencies.headers,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5343,7 +5476,7 @@ errors++;
 }
 var valid1 = _errs6 === errors;
 if(valid1){
-const err4 = {instancePath,schemaPath:"#/dependencies/codes/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema59.dependencies.codes.not,parentSchema:schema59.dependencies.codes,data};
+const err4 = {instancePath,schemaPath:"#/dependencies/codes/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema60.dependencies.codes.not,parentSchema:schema60.dependencies.codes,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5367,7 +5500,7 @@ vErrors = null;
 if(data.chunks !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.delivery === undefined){
-const err5 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema59.dependencies.chunks.required,parentSchema:schema59.dependencies.chunks,data};
+const err5 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema60.dependencies.chunks.required,parentSchema:schema60.dependencies.chunks,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5379,7 +5512,7 @@ errors++;
 if(data.delivery !== undefined){
 let data0 = data.delivery;
 if("after-chunks" !== data0){
-const err6 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema59.dependencies.chunks.properties.delivery,data:data0};
+const err6 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema60.dependencies.chunks.properties.delivery,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5394,7 +5527,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data1};
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5404,7 +5537,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema60.enum},message:"must be equal to one of the allowed values",schema:schema60.enum,parentSchema:schema60,data:data1};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values",schema:schema61.enum,parentSchema:schema61,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5418,7 +5551,7 @@ if(data.message !== undefined){
 let data2 = data.message;
 if(typeof data2 === "string"){
 if(func3(data2) > 10000){
-const err9 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema59.properties.message,data:data2};
+const err9 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema60.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5429,7 +5562,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.properties.message.type,parentSchema:schema59.properties.message,data:data2};
+const err10 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.message.type,parentSchema:schema60.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5442,7 +5575,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.status.type,parentSchema:schema59.properties.status,data:data3};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.status.type,parentSchema:schema60.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5453,7 +5586,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 599 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema59.properties.status,data:data3};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema60.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5463,7 +5596,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data3 < 100 || isNaN(data3)){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema59.properties.status,data:data3};
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema60.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5477,7 +5610,7 @@ errors++;
 if(data.offloadImages !== undefined){
 let data4 = data.offloadImages;
 if(!((typeof data4 == "number") && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema59.properties.offloadImages.type,parentSchema:schema59.properties.offloadImages,data:data4};
+const err14 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema60.properties.offloadImages.type,parentSchema:schema60.properties.offloadImages,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5490,7 +5623,7 @@ errors++;
 if(data.delivery !== undefined){
 let data5 = data.delivery;
 if(typeof data5 !== "string"){
-const err15 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.properties.delivery.type,parentSchema:schema59.properties.delivery,data:data5};
+const err15 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.delivery.type,parentSchema:schema60.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5500,7 +5633,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((data5 === "before-headers") || (data5 === "after-headers")) || (data5 === "after-chunks")) || (data5 === "after-timeout"))){
-const err16 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema59.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema59.properties.delivery.enum,parentSchema:schema59.properties.delivery,data:data5};
+const err16 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema60.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.delivery.enum,parentSchema:schema60.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5513,7 +5646,7 @@ errors++;
 if(data.chunks !== undefined){
 let data6 = data.chunks;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.chunks.type,parentSchema:schema59.properties.chunks,data:data6};
+const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.chunks.type,parentSchema:schema60.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5524,7 +5657,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100000 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema59.properties.chunks,data:data6};
+const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema60.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5534,7 +5667,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.chunks,data:data6};
+const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5548,7 +5681,7 @@ errors++;
 if(data.retryAfterMs !== undefined){
 let data7 = data.retryAfterMs;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err20 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.retryAfterMs.type,parentSchema:schema59.properties.retryAfterMs,data:data7};
+const err20 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.retryAfterMs.type,parentSchema:schema60.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5559,7 +5692,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err21 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema59.properties.retryAfterMs,data:data7};
+const err21 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5573,7 +5706,7 @@ errors++;
 if(data.count !== undefined){
 let data8 = data.count;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err22 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.properties.count.type,parentSchema:schema59.properties.count,data:data8};
+const err22 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.count.type,parentSchema:schema60.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5584,7 +5717,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1000 || isNaN(data8)){
-const err23 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema59.properties.count,data:data8};
+const err23 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema60.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5594,7 +5727,7 @@ vErrors.push(err23);
 errors++;
 }
 if(data8 < 1 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema59.properties.count,data:data8};
+const err24 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema60.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5608,7 +5741,7 @@ errors++;
 if(data.contextWindow !== undefined){
 let data9 = data.contextWindow;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err25 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema59.properties.contextWindow.type,parentSchema:schema59.properties.contextWindow,data:data9};
+const err25 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema60.properties.contextWindow.type,parentSchema:schema60.properties.contextWindow,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5622,7 +5755,7 @@ if(data.switchTo !== undefined){
 let data10 = data.switchTo;
 if(typeof data10 === "string"){
 if(func3(data10) > 200){
-const err26 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema59.properties.switchTo,data:data10};
+const err26 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema60.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5632,7 +5765,7 @@ vErrors.push(err26);
 errors++;
 }
 if(func3(data10) < 1){
-const err27 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema59.properties.switchTo,data:data10};
+const err27 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema60.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5643,7 +5776,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.properties.switchTo.type,parentSchema:schema59.properties.switchTo,data:data10};
+const err28 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.switchTo.type,parentSchema:schema60.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5656,7 +5789,7 @@ errors++;
 if(data.body !== undefined){
 let data11 = data.body;
 if((!data11 || typeof data11 != "object") && (typeof data11 !== "string")){
-const err29 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: schema59.properties.body.type},message:"must be string,object,array",schema:schema59.properties.body.type,parentSchema:schema59.properties.body,data:data11};
+const err29 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: schema60.properties.body.type},message:"must be string,object,array",schema:schema60.properties.body.type,parentSchema:schema60.properties.body,data:data11};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5667,7 +5800,7 @@ errors++;
 }
 if(typeof data11 === "string"){
 if(func3(data11) > 100000){
-const err30 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters",schema:100000,parentSchema:schema59.properties.body,data:data11};
+const err30 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters",schema:100000,parentSchema:schema60.properties.body,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5682,7 +5815,7 @@ if(data.headers !== undefined){
 let data12 = data.headers;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length > 50){
-const err31 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties",schema:50,parentSchema:schema59.properties.headers,data:data12};
+const err31 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties",schema:50,parentSchema:schema60.properties.headers,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5695,7 +5828,7 @@ for(const key1 in data12){
 let data13 = data12[key1];
 if(typeof data13 === "string"){
 if(func3(data13) > 10000){
-const err32 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema59.properties.headers.additionalProperties,data:data13};
+const err32 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema60.properties.headers.additionalProperties,data:data13};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5706,7 +5839,7 @@ errors++;
 }
 }
 else {
-const err33 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.properties.headers.additionalProperties.type,parentSchema:schema59.properties.headers.additionalProperties,data:data13};
+const err33 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.headers.additionalProperties.type,parentSchema:schema60.properties.headers.additionalProperties,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -5718,7 +5851,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema59.properties.headers.type,parentSchema:schema59.properties.headers,data:data12};
+const err34 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.headers.type,parentSchema:schema60.properties.headers,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5732,7 +5865,7 @@ if(data.codes !== undefined){
 let data14 = data.codes;
 if(Array.isArray(data14)){
 if(data14.length > 1000){
-const err35 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema59.properties.codes,data:data14};
+const err35 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -5742,7 +5875,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data14.length < 1){
-const err36 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema59.properties.codes,data:data14};
+const err36 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema60.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5755,7 +5888,7 @@ const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
 let data15 = data14[i0];
 if(typeof data15 !== "string"){
-const err37 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data15};
+const err37 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5765,7 +5898,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((((((((((((data15 === "CONTEXT_WINDOW_EXCEEDED") || (data15 === "IMAGE_OFFLOAD_REQUIRED")) || (data15 === "UNSUPPORTED_CONTENT")) || (data15 === "MAX_TOKENS")) || (data15 === "ABORTED")) || (data15 === "RATE_LIMIT")) || (data15 === "SERVER")) || (data15 === "TIMEOUT")) || (data15 === "TRANSPORT")) || (data15 === "EMPTY_RESPONSE")) || (data15 === "INVALID_MODEL_CONTEXT")) || (data15 === "NO_ADAPTER")) || (data15 === "UNKNOWN"))){
-const err38 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema60.enum},message:"must be equal to one of the allowed values",schema:schema60.enum,parentSchema:schema60,data:data15};
+const err38 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values",schema:schema61.enum,parentSchema:schema61,data:data15};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -5777,7 +5910,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema59.properties.codes.type,parentSchema:schema59.properties.codes,data:data14};
+const err39 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.codes.type,parentSchema:schema60.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -5789,7 +5922,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema59.type,parentSchema:schema59,data};
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5808,7 +5941,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema55.required,parentSchema:schema55,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema56.required,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5819,7 +5952,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "id") || (key0 === "kind")) || (key0 === "when")) || (key0 === "params")) || (key0 === "optional"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5833,7 +5966,7 @@ if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
 if(func3(data0) > 100){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema55.properties.id,data:data0};
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema56.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5843,7 +5976,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!pattern1.test(data0)){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema55.properties.id,data:data0};
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema56.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5854,7 +5987,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.properties.id.type,parentSchema:schema55.properties.id,data:data0};
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.id.type,parentSchema:schema56.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5867,7 +6000,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.type,parentSchema:schema56,data:data1};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5877,7 +6010,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data1 === "FAULT-01") || (data1 === "FAULT-02")) || (data1 === "FAULT-03")) || (data1 === "FAULT-04")) || (data1 === "FAULT-05")) || (data1 === "FAULT-06")) || (data1 === "FAULT-07")) || (data1 === "FAULT-08")) || (data1 === "FAULT-09")) || (data1 === "FAULT-10")) || (data1 === "FAULT-11")) || (data1 === "FAULT-12")) || (data1 === "FAULT-13")) || (data1 === "FAULT-14")) || (data1 === "FAULT-15")) || (data1 === "FAULT-16")) || (data1 === "FAULT-17")) || (data1 === "FAULT-20")) || (data1 === "FAULT-21")) || (data1 === "FAULT-22")) || (data1 === "FAULT-23")) || (data1 === "FAULT-24")) || (data1 === "FAULT-25")) || (data1 === "FAULT-26")) || (data1 === "FAULT-27")) || (data1 === "FAULT-28")) || (data1 === "FAULT-29")) || (data1 === "FAULT-30")) || (data1 === "FAULT-31")) || (data1 === "FAULT-32")) || (data1 === "FAULT-33")) || (data1 === "FAULT-40")) || (data1 === "FAULT-41")) || (data1 === "FAULT-42")) || (data1 === "FAULT-43")) || (data1 === "FAULT-44")) || (data1 === "FAULT-45")) || (data1 === "FAULT-46")) || (data1 === "FAULT-50")) || (data1 === "FAULT-51")) || (data1 === "FAULT-52")) || (data1 === "FAULT-53")) || (data1 === "FAULT-54")) || (data1 === "FAULT-55")) || (data1 === "FAULT-56")) || (data1 === "FAULT-57")) || (data1 === "FAULT-60")) || (data1 === "FAULT-61")) || (data1 === "FAULT-62")) || (data1 === "FAULT-63")) || (data1 === "FAULT-64")) || (data1 === "FAULT-65")) || (data1 === "FAULT-66")) || (data1 === "FAULT-70")) || (data1 === "FAULT-71")) || (data1 === "FAULT-72")) || (data1 === "FAULT-73")) || (data1 === "FAULT-74")) || (data1 === "FAULT-75")) || (data1 === "FAULT-76")) || (data1 === "FAULT-77")) || (data1 === "FAULT-78")) || (data1 === "FAULT-79")) || (data1 === "FAULT-80")) || (data1 === "FAULT-81")) || (data1 === "FAULT-82")) || (data1 === "FAULT-83")) || (data1 === "FAULT-84"))){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema56.enum},message:"must be equal to one of the allowed values",schema:schema56.enum,parentSchema:schema56,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema57.enum},message:"must be equal to one of the allowed values",schema:schema57.enum,parentSchema:schema57,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5902,7 +6035,7 @@ errors = vErrors.length;
 if(data.optional !== undefined){
 let data4 = data.optional;
 if(typeof data4 !== "boolean"){
-const err7 = {instancePath:instancePath+"/optional",schemaPath:"#/properties/optional/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema55.properties.optional.type,parentSchema:schema55.properties.optional,data:data4};
+const err7 = {instancePath:instancePath+"/optional",schemaPath:"#/properties/optional/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.optional.type,parentSchema:schema56.properties.optional,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5914,7 +6047,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5927,16 +6060,16 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-const schema62 = {"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]};
-const schema63 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
-const schema64 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
+const schema63 = {"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]};
+const schema64 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
+const schema65 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema62.required,parentSchema:schema62,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema63.required,parentSchema:schema63,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5948,7 +6081,7 @@ errors++;
 if(data.action !== undefined){
 let data0 = data.action;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.properties.action.type,parentSchema:schema62.properties.action,data:data0};
+const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.action.type,parentSchema:schema63.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5958,7 +6091,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "compactNow") || (data0 === "compactRegion"))){
-const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema62.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.action.enum,parentSchema:schema62.properties.action,data:data0};
+const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema63.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema63.properties.action.enum,parentSchema:schema63.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5973,7 +6106,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "compactNow"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema63.required,parentSchema:schema63,data};
+const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5983,7 +6116,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.afterTurn === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema63.required,parentSchema:schema63,data};
+const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema64.required,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5994,7 +6127,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "action") || (key0 === "afterTurn")) || (key0 === "sourceCommandId"))){
-const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema63,data};
+const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6007,7 +6140,7 @@ errors++;
 if(data.action !== undefined){
 let data1 = data.action;
 if("compactNow" !== data1){
-const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema63.properties.action,data:data1};
+const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema64.properties.action,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6020,7 +6153,7 @@ errors++;
 if(data.afterTurn !== undefined){
 let data2 = data.afterTurn;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.afterTurn.type,parentSchema:schema63.properties.afterTurn,data:data2};
+const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.afterTurn.type,parentSchema:schema64.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6031,7 +6164,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.afterTurn,data:data2};
+const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema64.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6046,7 +6179,7 @@ if(data.sourceCommandId !== undefined){
 let data3 = data.sourceCommandId;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema63.properties.sourceCommandId,data:data3};
+const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema64.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6056,7 +6189,7 @@ vErrors.push(err9);
 errors++;
 }
 if(func3(data3) < 1){
-const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema63.properties.sourceCommandId,data:data3};
+const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema64.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6067,7 +6200,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.sourceCommandId.type,parentSchema:schema63.properties.sourceCommandId,data:data3};
+const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.properties.sourceCommandId.type,parentSchema:schema64.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6079,7 +6212,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
+const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema64.type,parentSchema:schema64,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6092,7 +6225,7 @@ errors++;
 else if(tag0 === "compactRegion"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema64.required,parentSchema:schema64,data};
+const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema65.required,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6102,7 +6235,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.turn === undefined){
-const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema64.required,parentSchema:schema64,data};
+const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema65.required,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6112,7 +6245,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.start === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema64.required,parentSchema:schema64,data};
+const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema65.required,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6122,7 +6255,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.end === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema64.required,parentSchema:schema64,data};
+const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema65.required,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6133,7 +6266,7 @@ errors++;
 }
 for(const key1 in data){
 if(!(((((key1 === "action") || (key1 === "turn")) || (key1 === "beforeStep")) || (key1 === "start")) || (key1 === "end"))){
-const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema64,data};
+const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6146,7 +6279,7 @@ errors++;
 if(data.action !== undefined){
 let data4 = data.action;
 if("compactRegion" !== data4){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema64.properties.action,data:data4};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema65.properties.action,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6159,7 +6292,7 @@ errors++;
 if(data.turn !== undefined){
 let data5 = data.turn;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.turn.type,parentSchema:schema64.properties.turn,data:data5};
+const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.turn.type,parentSchema:schema65.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6170,7 +6303,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema64.properties.turn,data:data5};
+const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema65.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6184,7 +6317,7 @@ errors++;
 if(data.beforeStep !== undefined){
 let data6 = data.beforeStep;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.beforeStep.type,parentSchema:schema64.properties.beforeStep,data:data6};
+const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.beforeStep.type,parentSchema:schema65.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6195,7 +6328,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema64.properties.beforeStep,data:data6};
+const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema65.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6209,7 +6342,7 @@ errors++;
 if(data.start !== undefined){
 let data7 = data.start;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.start.type,parentSchema:schema64.properties.start,data:data7};
+const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.start.type,parentSchema:schema65.properties.start,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6222,7 +6355,7 @@ errors++;
 if(data.end !== undefined){
 let data8 = data.end;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.end.type,parentSchema:schema64.properties.end,data:data8};
+const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.end.type,parentSchema:schema65.properties.end,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6234,7 +6367,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema64.type,parentSchema:schema64,data};
+const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6245,7 +6378,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema62.discriminator,parentSchema:schema62,data};
+const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema63.discriminator,parentSchema:schema63,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6256,7 +6389,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema62.discriminator,parentSchema:schema62,data};
+const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema63.discriminator,parentSchema:schema63,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6267,7 +6400,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
+const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6280,21 +6413,21 @@ validate51.errors = vErrors;
 return errors === 0;
 }
 
-const schema65 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
-const schema66 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
-const schema79 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
-const schema72 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
-const schema96 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}};
-const schema105 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
+const schema66 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
+const schema67 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
+const schema80 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
+const schema73 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
+const schema97 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}};
+const schema106 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
 const func0 = require("ajv/dist/runtime/equal").default;
-const schema67 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
-const schema68 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
+const schema68 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
+const schema69 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema67.type},message:"must be string,object",schema:schema67.type,parentSchema:schema67,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema68.type},message:"must be string,object",schema:schema68.type,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6330,7 +6463,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema68.type,parentSchema:schema68,data};
+const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.type,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6340,7 +6473,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((data === "completed") || (data === "blocked")) || (data === "max-tokens")) || (data === "aborted")) || (data === "error")) || (data === "interrupted"))){
-const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6357,7 +6490,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema67.else.required,parentSchema:schema67.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema68.else.required,parentSchema:schema68.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6368,7 +6501,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema67.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema68.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6381,7 +6514,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema68.type,parentSchema:schema68,data:data0};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.type,parentSchema:schema69,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6391,7 +6524,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "completed") || (data0 === "blocked")) || (data0 === "max-tokens")) || (data0 === "aborted")) || (data0 === "error")) || (data0 === "interrupted"))){
-const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data:data0};
+const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6404,7 +6537,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data1};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6414,7 +6547,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema60.enum},message:"must be equal to one of the allowed values",schema:schema60.enum,parentSchema:schema60,data:data1};
+const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values",schema:schema61.enum,parentSchema:schema61,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6430,7 +6563,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema67.if,parentSchema:schema67,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema68.if,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6443,7 +6576,7 @@ validate54.errors = vErrors;
 return errors === 0;
 }
 
-const schema71 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
+const schema72 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6451,7 +6584,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "offloads")) || (key0 === "retries")) || (key0 === "summaryErrors")) || (key0 === "checkpoints"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema71,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6464,7 +6597,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data0};
+const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6475,7 +6608,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6487,7 +6620,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6498,7 +6631,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6511,7 +6644,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data1};
+const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6522,7 +6655,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6536,7 +6669,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data2};
+const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6547,7 +6680,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6563,7 +6696,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data3};
+const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6574,7 +6707,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6586,7 +6719,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6597,7 +6730,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6610,7 +6743,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6621,7 +6754,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6635,7 +6768,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6646,7 +6779,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6662,7 +6795,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data6};
+const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6673,7 +6806,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6685,7 +6818,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6696,7 +6829,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6709,7 +6842,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data7};
+const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6720,7 +6853,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6734,7 +6867,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data8};
+const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6745,7 +6878,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6761,7 +6894,7 @@ errors++;
 if(data.offloads !== undefined){
 let data9 = data.offloads;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data9};
+const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6772,7 +6905,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data9};
+const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6784,7 +6917,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data9};
+const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6795,7 +6928,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data9};
+const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6808,7 +6941,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data10};
+const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6819,7 +6952,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6833,7 +6966,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data11};
+const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6844,7 +6977,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6860,7 +6993,7 @@ errors++;
 if(data.retries !== undefined){
 let data12 = data.retries;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data12};
+const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -6871,7 +7004,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data12};
+const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6883,7 +7016,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data12};
+const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6894,7 +7027,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data12};
+const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6907,7 +7040,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data13};
+const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6918,7 +7051,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6932,7 +7065,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data14};
+const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6943,7 +7076,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6959,7 +7092,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data15 = data.summaryErrors;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data15};
+const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6970,7 +7103,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data15};
+const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -6982,7 +7115,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data15};
+const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -6993,7 +7126,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data15};
+const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7006,7 +7139,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data16};
+const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7017,7 +7150,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -7031,7 +7164,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data17};
+const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -7042,7 +7175,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -7058,7 +7191,7 @@ errors++;
 if(data.checkpoints !== undefined){
 let data18 = data.checkpoints;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data18};
+const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data18};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -7069,7 +7202,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data18};
+const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7081,7 +7214,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data18};
+const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7092,7 +7225,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data18};
+const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -7105,7 +7238,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data19};
+const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -7116,7 +7249,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -7130,7 +7263,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data20};
+const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -7141,7 +7274,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -7156,7 +7289,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema71.type,parentSchema:schema71,data};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -7169,15 +7302,15 @@ validate56.errors = vErrors;
 return errors === 0;
 }
 
-const schema80 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
-const schema81 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
-const schema83 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
+const schema81 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
+const schema82 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
+const schema84 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema80.type},message:"must be string,object",schema:schema80.type,parentSchema:schema80,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema81.type},message:"must be string,object",schema:schema81.type,parentSchema:schema81,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7213,7 +7346,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema81.type,parentSchema:schema81,data};
+const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7223,7 +7356,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data === "turn/start") || (data === "turn/end")) || (data === "step/start")) || (data === "step/end")) || (data === "system/message")) || (data === "user/message")) || (data === "assistant/chunk")) || (data === "assistant/message")) || (data === "tool/call")) || (data === "tool/result")) || (data === "request/header")) || (data === "request/context")) || (data === "session/end-seed")) || (data === "llm/retry")) || (data === "llm/retry-started")) || (data === "compaction/start")) || (data === "compaction/summary")) || (data === "compaction/summary-error")) || (data === "compaction/prune")) || (data === "compaction/end")) || (data === "image/offload"))){
-const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values",schema:schema81.enum,parentSchema:schema81,data};
+const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7240,7 +7373,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema80.else.required,parentSchema:schema80.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema81.else.required,parentSchema:schema81.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7251,7 +7384,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "data")) || (key0 === "text")) || (key0 === "absent"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema80.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema81.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7264,7 +7397,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema81.type,parentSchema:schema81,data:data0};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7274,7 +7407,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values",schema:schema81.enum,parentSchema:schema81,data:data0};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7287,7 +7420,7 @@ errors++;
 if(data.data !== undefined){
 let data1 = data.data;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.else.properties.data.type,parentSchema:schema80.else.properties.data,data:data1};
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema81.else.properties.data.type,parentSchema:schema81.else.properties.data,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7305,7 +7438,7 @@ let passing0 = null;
 const _errs18 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.contains === undefined){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema83.oneOf[0].required,parentSchema:schema83.oneOf[0],data:data2};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema84.oneOf[0].required,parentSchema:schema84.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7323,7 +7456,7 @@ passing0 = 0;
 const _errs19 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.matches === undefined){
-const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema83.oneOf[1].required,parentSchema:schema83.oneOf[1],data:data2};
+const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema84.oneOf[1].required,parentSchema:schema84.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7345,7 +7478,7 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema83.oneOf,parentSchema:schema83,data:data2};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema84.oneOf,parentSchema:schema84,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7368,7 +7501,7 @@ vErrors = null;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema83,data:data2};
+const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema84,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7382,7 +7515,7 @@ if(data2.contains !== undefined){
 let data3 = data2.contains;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema83.properties.contains,data:data3};
+const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema84.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7393,7 +7526,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.contains.type,parentSchema:schema83.properties.contains,data:data3};
+const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.contains.type,parentSchema:schema84.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7406,7 +7539,7 @@ errors++;
 if(data2.matches !== undefined){
 let data4 = data2.matches;
 if(typeof data4 !== "string"){
-const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.matches.type,parentSchema:schema83.properties.matches,data:data4};
+const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.matches.type,parentSchema:schema84.properties.matches,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7418,7 +7551,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema83.type,parentSchema:schema83,data:data2};
+const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7431,7 +7564,7 @@ errors++;
 if(data.absent !== undefined){
 let data5 = data.absent;
 if(true !== data5){
-const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema80.else.properties.absent,data:data5};
+const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema81.else.properties.absent,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7447,7 +7580,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema80.if,parentSchema:schema80,data};
+const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema81.if,parentSchema:schema81,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7460,14 +7593,14 @@ validate58.errors = vErrors;
 return errors === 0;
 }
 
-const schema85 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
+const schema86 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema85,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema86,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7478,7 +7611,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "summaryCalls")) || (key0 === "summaryErrors"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema85,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema86,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7491,7 +7624,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7502,7 +7635,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7514,7 +7647,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7525,7 +7658,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data0};
+const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7538,7 +7671,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7549,7 +7682,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7563,7 +7696,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7574,7 +7707,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7590,7 +7723,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7601,7 +7734,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7613,7 +7746,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7624,7 +7757,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data3};
+const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7637,7 +7770,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7648,7 +7781,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7662,7 +7795,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7673,7 +7806,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7689,7 +7822,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7700,7 +7833,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7712,7 +7845,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7723,7 +7856,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data6};
+const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7736,7 +7869,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7747,7 +7880,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7761,7 +7894,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7772,7 +7905,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7788,7 +7921,7 @@ errors++;
 if(data.summaryCalls !== undefined){
 let data9 = data.summaryCalls;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data9};
+const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7799,7 +7932,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data9};
+const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7811,7 +7944,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data9};
+const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7822,7 +7955,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data9};
+const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7835,7 +7968,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7846,7 +7979,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7860,7 +7993,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -7871,7 +8004,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -7887,7 +8020,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data12 = data.summaryErrors;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data12};
+const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -7898,7 +8031,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data12};
+const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7910,7 +8043,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data12};
+const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7921,7 +8054,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data12};
+const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7934,7 +8067,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7945,7 +8078,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7959,7 +8092,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7970,7 +8103,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7985,7 +8118,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema85.type,parentSchema:schema85,data};
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7998,15 +8131,15 @@ validate60.errors = vErrors;
 return errors === 0;
 }
 
-const schema91 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
-const schema93 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
+const schema92 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
+const schema94 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema93,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema94,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8017,7 +8150,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "data"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema93,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema94,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8030,7 +8163,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema81.type,parentSchema:schema81,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8040,7 +8173,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema81.enum},message:"must be equal to one of the allowed values",schema:schema81.enum,parentSchema:schema81,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8058,7 +8191,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.contains === undefined){
-const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema83.oneOf[0].required,parentSchema:schema83.oneOf[0],data:data1};
+const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema84.oneOf[0].required,parentSchema:schema84.oneOf[0],data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8076,7 +8209,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.matches === undefined){
-const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema83.oneOf[1].required,parentSchema:schema83.oneOf[1],data:data1};
+const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema84.oneOf[1].required,parentSchema:schema84.oneOf[1],data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8098,7 +8231,7 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema83.oneOf,parentSchema:schema83,data:data1};
+const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema84.oneOf,parentSchema:schema84,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8121,7 +8254,7 @@ vErrors = null;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema83,data:data1};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema84,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8135,7 +8268,7 @@ if(data1.contains !== undefined){
 let data2 = data1.contains;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema83.properties.contains,data:data2};
+const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema84.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8146,7 +8279,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.contains.type,parentSchema:schema83.properties.contains,data:data2};
+const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.contains.type,parentSchema:schema84.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8159,7 +8292,7 @@ errors++;
 if(data1.matches !== undefined){
 let data3 = data1.matches;
 if(typeof data3 !== "string"){
-const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.properties.matches.type,parentSchema:schema83.properties.matches,data:data3};
+const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.matches.type,parentSchema:schema84.properties.matches,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8171,7 +8304,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema83.type,parentSchema:schema83,data:data1};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8184,7 +8317,7 @@ errors++;
 if(data.data !== undefined){
 let data4 = data.data;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.properties.data.type,parentSchema:schema93.properties.data,data:data4};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.properties.data.type,parentSchema:schema94.properties.data,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8196,7 +8329,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8218,7 +8351,7 @@ let valid0 = false;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.shadowedSeqs === undefined){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema91.anyOf[0].required,parentSchema:schema91.anyOf[0],data};
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema92.anyOf[0].required,parentSchema:schema92.anyOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8234,7 +8367,7 @@ if(!valid0){
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.nodes === undefined){
-const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema91.anyOf[1].required,parentSchema:schema91.anyOf[1],data};
+const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema92.anyOf[1].required,parentSchema:schema92.anyOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8250,7 +8383,7 @@ if(!valid0){
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.first === undefined){
-const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema91.anyOf[2].required,parentSchema:schema91.anyOf[2],data};
+const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema92.anyOf[2].required,parentSchema:schema92.anyOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8266,7 +8399,7 @@ if(!valid0){
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.last === undefined){
-const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema91.anyOf[3].required,parentSchema:schema91.anyOf[3],data};
+const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema92.anyOf[3].required,parentSchema:schema92.anyOf[3],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8282,7 +8415,7 @@ valid0 = valid0 || _valid0;
 }
 }
 if(!valid0){
-const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema91.anyOf,parentSchema:schema91,data};
+const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema92.anyOf,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8305,7 +8438,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "bracket") || (key0 === "shadowedSeqs")) || (key0 === "nodes")) || (key0 === "first")) || (key0 === "last"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema91,data};
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8318,7 +8451,7 @@ errors++;
 if(data.bracket !== undefined){
 let data0 = data.bracket;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (typeof data0 !== "string")){
-const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema91.properties.bracket.type},message:"must be integer,string",schema:schema91.properties.bracket.type,parentSchema:schema91.properties.bracket,data:data0};
+const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema92.properties.bracket.type},message:"must be integer,string",schema:schema92.properties.bracket.type,parentSchema:schema92.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8354,7 +8487,7 @@ let ifClause0;
 if(_valid1){
 const _errs12 = errors;
 if("any" !== data0){
-const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema91.properties.bracket.then,data:data0};
+const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema92.properties.bracket.then,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8371,7 +8504,7 @@ else {
 const _errs13 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema91.properties.bracket.else,data:data0};
+const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema92.properties.bracket.else,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8386,7 +8519,7 @@ valid2 = _valid1;
 ifClause0 = "else";
 }
 if(!valid2){
-const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema91.properties.bracket.if,parentSchema:schema91.properties.bracket,data:data0};
+const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema92.properties.bracket.if,parentSchema:schema92.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8400,7 +8533,7 @@ if(data.shadowedSeqs !== undefined){
 let data1 = data.shadowedSeqs;
 if(Array.isArray(data1)){
 if(data1.length > 100000){
-const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema91.properties.shadowedSeqs,data:data1};
+const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema92.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8413,7 +8546,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema91.properties.shadowedSeqs.items.type,parentSchema:schema91.properties.shadowedSeqs.items,data:data2};
+const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.shadowedSeqs.items.type,parentSchema:schema92.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8424,7 +8557,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema91.properties.shadowedSeqs.items,data:data2};
+const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema92.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8437,7 +8570,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema91.properties.shadowedSeqs.type,parentSchema:schema91.properties.shadowedSeqs,data:data1};
+const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema92.properties.shadowedSeqs.type,parentSchema:schema92.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8450,7 +8583,7 @@ errors++;
 if(data.nodes !== undefined){
 let data3 = data.nodes;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data3};
+const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8461,7 +8594,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data3};
+const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8473,7 +8606,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data3};
+const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8484,7 +8617,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "min") || (key1 === "max"))){
-const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data3};
+const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8497,7 +8630,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data4};
+const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8508,7 +8641,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data4};
+const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8522,7 +8655,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data5};
+const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8533,7 +8666,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data5};
+const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8560,7 +8693,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.type,parentSchema:schema91,data};
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8573,14 +8706,14 @@ validate62.errors = vErrors;
 return errors === 0;
 }
 
-const schema97 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
+const schema98 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema97,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema98,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8591,7 +8724,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "window") || (key0 === "pairing")) || (key0 === "images")) || (key0 === "maxOutput")) || (key0 === "fault")) || (key0 === "unclassified")) || (key0 === "total"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema97,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8604,7 +8737,7 @@ errors++;
 if(data.window !== undefined){
 let data0 = data.window;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data0};
+const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8615,7 +8748,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data0};
+const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8627,7 +8760,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data0};
+const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8638,7 +8771,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data0};
+const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8651,7 +8784,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8662,7 +8795,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8676,7 +8809,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8687,7 +8820,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8703,7 +8836,7 @@ errors++;
 if(data.pairing !== undefined){
 let data3 = data.pairing;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data3};
+const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8714,7 +8847,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data3};
+const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8726,7 +8859,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data3};
+const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8737,7 +8870,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data3};
+const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8750,7 +8883,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8761,7 +8894,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8775,7 +8908,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8786,7 +8919,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8802,7 +8935,7 @@ errors++;
 if(data.images !== undefined){
 let data6 = data.images;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data6};
+const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8813,7 +8946,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data6};
+const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8825,7 +8958,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data6};
+const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8836,7 +8969,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data6};
+const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8849,7 +8982,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8860,7 +8993,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8874,7 +9007,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8885,7 +9018,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8901,7 +9034,7 @@ errors++;
 if(data.maxOutput !== undefined){
 let data9 = data.maxOutput;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data9};
+const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8912,7 +9045,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data9};
+const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8924,7 +9057,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data9};
+const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8935,7 +9068,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data9};
+const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8948,7 +9081,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8959,7 +9092,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -8973,7 +9106,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8984,7 +9117,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9000,7 +9133,7 @@ errors++;
 if(data.fault !== undefined){
 let data12 = data.fault;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data12};
+const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9011,7 +9144,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data12};
+const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9023,7 +9156,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data12};
+const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9034,7 +9167,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data12};
+const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9047,7 +9180,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9058,7 +9191,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9072,7 +9205,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9083,7 +9216,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9099,7 +9232,7 @@ errors++;
 if(data.unclassified !== undefined){
 let data15 = data.unclassified;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data15};
+const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9110,7 +9243,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data15};
+const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9122,7 +9255,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data15};
+const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9133,7 +9266,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data15};
+const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9146,7 +9279,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9157,7 +9290,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data16};
+const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9171,7 +9304,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9182,7 +9315,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data17};
+const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9198,7 +9331,7 @@ errors++;
 if(data.total !== undefined){
 let data18 = data.total;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data18};
+const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9209,7 +9342,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data18};
+const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9221,7 +9354,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data18};
+const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9232,7 +9365,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data18};
+const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data18};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9245,7 +9378,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9256,7 +9389,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data19};
+const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9270,7 +9403,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9281,7 +9414,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data20};
+const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9296,7 +9429,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9315,8 +9448,8 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema65.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema65,data};
+if(!(func2.call(schema66.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9329,7 +9462,7 @@ errors++;
 if(data.seedSpecific !== undefined){
 let data0 = data.seedSpecific;
 if(typeof data0 !== "boolean"){
-const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema65.properties.seedSpecific.type,parentSchema:schema65.properties.seedSpecific,data:data0};
+const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema66.properties.seedSpecific.type,parentSchema:schema66.properties.seedSpecific,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9342,7 +9475,7 @@ errors++;
 if(data.invariants !== undefined){
 let data1 = data.invariants;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema65.properties.invariants.type},message:"must be string,array",schema:schema65.properties.invariants.type,parentSchema:schema65.properties.invariants,data:data1};
+const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema66.properties.invariants.type},message:"must be string,array",schema:schema66.properties.invariants.type,parentSchema:schema66.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9378,7 +9511,7 @@ let ifClause0;
 if(_valid0){
 const _errs9 = errors;
 if("all" !== data1){
-const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema65.properties.invariants.then,data:data1};
+const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema66.properties.invariants.then,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9395,7 +9528,7 @@ else {
 const _errs10 = errors;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema65.properties.invariants.else,data:data1};
+const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema66.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9408,7 +9541,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(typeof data2 !== "string"){
-const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.type,parentSchema:schema66,data:data2};
+const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema67.type,parentSchema:schema67,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9418,7 +9551,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((data2 === "INV-01") || (data2 === "INV-02")) || (data2 === "INV-03")) || (data2 === "INV-04")) || (data2 === "INV-05")) || (data2 === "INV-06")) || (data2 === "INV-07")) || (data2 === "INV-08")) || (data2 === "INV-09")) || (data2 === "INV-10")) || (data2 === "INV-11")) || (data2 === "INV-12")) || (data2 === "INV-13")) || (data2 === "INV-14")) || (data2 === "INV-15")) || (data2 === "INV-16")) || (data2 === "INV-17")) || (data2 === "INV-18")) || (data2 === "INV-19")) || (data2 === "INV-20")) || (data2 === "INV-21")) || (data2 === "INV-22")) || (data2 === "INV-23")) || (data2 === "INV-24")) || (data2 === "INV-25")) || (data2 === "INV-26")) || (data2 === "INV-27")) || (data2 === "INV-28")) || (data2 === "INV-29")) || (data2 === "INV-30")) || (data2 === "INV-31")) || (data2 === "INV-32")) || (data2 === "INV-33")) || (data2 === "INV-34")) || (data2 === "INV-35")) || (data2 === "INV-36")) || (data2 === "INV-37")) || (data2 === "INV-38")) || (data2 === "INV-39")) || (data2 === "INV-40")) || (data2 === "INV-41")) || (data2 === "INV-42")) || (data2 === "INV-43")) || (data2 === "INV-44")) || (data2 === "INV-45")) || (data2 === "INV-46")) || (data2 === "INV-47"))){
-const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data:data2};
+const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema67.enum},message:"must be equal to one of the allowed values",schema:schema67.enum,parentSchema:schema67,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9435,7 +9568,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data1[i1], data1[j0])){
-const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema65.properties.invariants.else,data:data1};
+const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema66.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9454,7 +9587,7 @@ valid1 = _valid0;
 ifClause0 = "else";
 }
 if(!valid1){
-const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema65.properties.invariants.if,parentSchema:schema65.properties.invariants,data:data1};
+const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema66.properties.invariants.if,parentSchema:schema66.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9468,7 +9601,7 @@ if(data.outcome !== undefined){
 let data3 = data.outcome;
 if(Array.isArray(data3)){
 if(data3.length > 10000){
-const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.outcome,data:data3};
+const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9486,7 +9619,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.outcome.type,parentSchema:schema65.properties.outcome,data:data3};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.outcome.type,parentSchema:schema66.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9506,7 +9639,7 @@ if(data.finalPressure !== undefined){
 let data6 = data.finalPressure;
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data6};
+const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema80,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9517,7 +9650,7 @@ errors++;
 }
 for(const key1 in data6){
 if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
-const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data6};
+const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema80,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9531,7 +9664,7 @@ if(data6.ratioMin !== undefined){
 let data7 = data6.ratioMin;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.ratioMin,data:data7};
+const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9542,7 +9675,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema79.properties.ratioMin.type,parentSchema:schema79.properties.ratioMin,data:data7};
+const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema80.properties.ratioMin.type,parentSchema:schema80.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9556,7 +9689,7 @@ if(data6.ratioMax !== undefined){
 let data8 = data6.ratioMax;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.ratioMax,data:data8};
+const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9567,7 +9700,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema79.properties.ratioMax.type,parentSchema:schema79.properties.ratioMax,data:data8};
+const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema80.properties.ratioMax.type,parentSchema:schema80.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9580,7 +9713,7 @@ errors++;
 if(data6.tokensMin !== undefined){
 let data9 = data6.tokensMin;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.tokensMin.type,parentSchema:schema79.properties.tokensMin,data:data9};
+const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema80.properties.tokensMin.type,parentSchema:schema80.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9591,7 +9724,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.tokensMin,data:data9};
+const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9605,7 +9738,7 @@ errors++;
 if(data6.tokensMax !== undefined){
 let data10 = data6.tokensMax;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.tokensMax.type,parentSchema:schema79.properties.tokensMax,data:data10};
+const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema80.properties.tokensMax.type,parentSchema:schema80.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9616,7 +9749,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.tokensMax,data:data10};
+const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9629,7 +9762,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema79.type,parentSchema:schema79,data:data6};
+const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9643,7 +9776,7 @@ if(data.events !== undefined){
 let data11 = data.events;
 if(Array.isArray(data11)){
 if(data11.length > 10000){
-const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.events,data:data11};
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9661,7 +9794,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.events.type,parentSchema:schema65.properties.events,data:data11};
+const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.events.type,parentSchema:schema66.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9674,7 +9807,7 @@ errors++;
 if(data.finalSurfaceNodes !== undefined){
 let data13 = data.finalSurfaceNodes;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (!(data13 && typeof data13 == "object" && !Array.isArray(data13)))){
-const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema72.type},message:"must be integer,object",schema:schema72.type,parentSchema:schema72,data:data13};
+const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9685,7 +9818,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72,data:data13};
+const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9697,7 +9830,7 @@ errors++;
 }
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(Object.keys(data13).length < 1){
-const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema72,data:data13};
+const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9708,7 +9841,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "min") || (key2 === "max"))){
-const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data13};
+const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9721,7 +9854,7 @@ errors++;
 if(data13.min !== undefined){
 let data14 = data13.min;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.min.type,parentSchema:schema72.properties.min,data:data14};
+const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9732,7 +9865,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.min,data:data14};
+const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9746,7 +9879,7 @@ errors++;
 if(data13.max !== undefined){
 let data15 = data13.max;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.max.type,parentSchema:schema72.properties.max,data:data15};
+const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9757,7 +9890,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.max,data:data15};
+const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9780,7 +9913,7 @@ if(data.summarized !== undefined){
 let data17 = data.summarized;
 if(Array.isArray(data17)){
 if(data17.length > 10000){
-const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.summarized,data:data17};
+const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9798,7 +9931,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.summarized.type,parentSchema:schema65.properties.summarized,data:data17};
+const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.summarized.type,parentSchema:schema66.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9812,7 +9945,7 @@ if(data.warnings !== undefined){
 let data19 = data.warnings;
 if(Array.isArray(data19)){
 if(data19.length > 10000){
-const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.warnings,data:data19};
+const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9830,7 +9963,7 @@ let passing0 = null;
 const _errs51 = errors;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.contains === undefined){
-const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema96.oneOf[0].required,parentSchema:schema96.oneOf[0],data:data20};
+const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema97.oneOf[0].required,parentSchema:schema97.oneOf[0],data:data20};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9848,7 +9981,7 @@ passing0 = 0;
 const _errs52 = errors;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.matches === undefined){
-const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema96.oneOf[1].required,parentSchema:schema96.oneOf[1],data:data20};
+const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema97.oneOf[1].required,parentSchema:schema97.oneOf[1],data:data20};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9870,7 +10003,7 @@ passing0 = 1;
 }
 }
 if(!valid19){
-const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema96.oneOf,parentSchema:schema96,data:data20};
+const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema97.oneOf,parentSchema:schema97,data:data20};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9893,7 +10026,7 @@ vErrors = null;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 for(const key3 in data20){
 if(!(((key3 === "contains") || (key3 === "matches")) || (key3 === "absent"))){
-const err39 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema96,data:data20};
+const err39 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema97,data:data20};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9907,7 +10040,7 @@ if(data20.contains !== undefined){
 let data21 = data20.contains;
 if(typeof data21 === "string"){
 if(func3(data21) < 1){
-const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema96.properties.contains,data:data21};
+const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.properties.contains,data:data21};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9918,7 +10051,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.contains.type,parentSchema:schema96.properties.contains,data:data21};
+const err41 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.contains.type,parentSchema:schema97.properties.contains,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9931,7 +10064,7 @@ errors++;
 if(data20.matches !== undefined){
 let data22 = data20.matches;
 if(typeof data22 !== "string"){
-const err42 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.matches.type,parentSchema:schema96.properties.matches,data:data22};
+const err42 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.matches.type,parentSchema:schema97.properties.matches,data:data22};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9944,7 +10077,7 @@ errors++;
 if(data20.absent !== undefined){
 let data23 = data20.absent;
 if(true !== data23){
-const err43 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema96.properties.absent,data:data23};
+const err43 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema97.properties.absent,data:data23};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9956,7 +10089,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data:data20};
+const err44 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9968,7 +10101,7 @@ errors++;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.warnings.type,parentSchema:schema65.properties.warnings,data:data19};
+const err45 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.warnings.type,parentSchema:schema66.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9988,7 +10121,7 @@ if(data.requests !== undefined){
 let data25 = data.requests;
 if(Array.isArray(data25)){
 if(data25.length > 10000){
-const err46 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema65.properties.requests,data:data25};
+const err46 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.requests,data:data25};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10003,7 +10136,7 @@ let data26 = data25[i6];
 if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
 for(const key4 in data26){
 if(!((((((((key4 === "purpose") || (key4 === "every")) || (key4 === "absent")) || (key4 === "message")) || (key4 === "role")) || (key4 === "equals")) || (key4 === "contains")) || (key4 === "matches"))){
-const err47 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema105,data:data26};
+const err47 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106,data:data26};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10016,7 +10149,7 @@ errors++;
 if(data26.purpose !== undefined){
 let data27 = data26.purpose;
 if(typeof data27 !== "string"){
-const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.purpose.type,parentSchema:schema105.properties.purpose,data:data27};
+const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.purpose.type,parentSchema:schema106.properties.purpose,data:data27};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10026,7 +10159,7 @@ vErrors.push(err48);
 errors++;
 }
 if(!(((data27 === "conversation") || (data27 === "compaction")) || (data27 === "session-title"))){
-const err49 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema105.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.purpose.enum,parentSchema:schema105.properties.purpose,data:data27};
+const err49 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema106.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.purpose.enum,parentSchema:schema106.properties.purpose,data:data27};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10039,7 +10172,7 @@ errors++;
 if(data26.every !== undefined){
 let data28 = data26.every;
 if(true !== data28){
-const err50 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema105.properties.every,data:data28};
+const err50 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema106.properties.every,data:data28};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10052,7 +10185,7 @@ errors++;
 if(data26.absent !== undefined){
 let data29 = data26.absent;
 if(true !== data29){
-const err51 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema105.properties.absent,data:data29};
+const err51 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema106.properties.absent,data:data29};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10065,7 +10198,7 @@ errors++;
 if(data26.message !== undefined){
 let data30 = data26.message;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err52 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema105.properties.message.type,parentSchema:schema105.properties.message,data:data30};
+const err52 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.message.type,parentSchema:schema106.properties.message,data:data30};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10078,7 +10211,7 @@ errors++;
 if(data26.role !== undefined){
 let data31 = data26.role;
 if(typeof data31 !== "string"){
-const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.role.type,parentSchema:schema105.properties.role,data:data31};
+const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.role.type,parentSchema:schema106.properties.role,data:data31};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10088,7 +10221,7 @@ vErrors.push(err53);
 errors++;
 }
 if(!(((data31 === "system") || (data31 === "user")) || (data31 === "assistant"))){
-const err54 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema105.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.role.enum,parentSchema:schema105.properties.role,data:data31};
+const err54 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema106.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.role.enum,parentSchema:schema106.properties.role,data:data31};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10101,7 +10234,7 @@ errors++;
 if(data26.equals !== undefined){
 let data32 = data26.equals;
 if(typeof data32 !== "string"){
-const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.equals.type,parentSchema:schema105.properties.equals,data:data32};
+const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.equals.type,parentSchema:schema106.properties.equals,data:data32};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10111,7 +10244,7 @@ vErrors.push(err55);
 errors++;
 }
 if(!((data32 === "first") || (data32 === "previous"))){
-const err56 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema105.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.equals.enum,parentSchema:schema105.properties.equals,data:data32};
+const err56 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema106.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.equals.enum,parentSchema:schema106.properties.equals,data:data32};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10125,7 +10258,7 @@ if(data26.contains !== undefined){
 let data33 = data26.contains;
 if(typeof data33 === "string"){
 if(func3(data33) < 1){
-const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema105.properties.contains,data:data33};
+const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema106.properties.contains,data:data33};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10136,7 +10269,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.contains.type,parentSchema:schema105.properties.contains,data:data33};
+const err58 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.contains.type,parentSchema:schema106.properties.contains,data:data33};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10149,7 +10282,7 @@ errors++;
 if(data26.matches !== undefined){
 let data34 = data26.matches;
 if(typeof data34 !== "string"){
-const err59 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.matches.type,parentSchema:schema105.properties.matches,data:data34};
+const err59 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.matches.type,parentSchema:schema106.properties.matches,data:data34};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10161,7 +10294,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data:data26};
+const err60 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10173,7 +10306,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.requests.type,parentSchema:schema65.properties.requests,data:data25};
+const err61 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.requests.type,parentSchema:schema66.properties.requests,data:data25};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10185,7 +10318,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
+const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err62];
 }

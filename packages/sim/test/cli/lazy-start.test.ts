@@ -68,7 +68,7 @@ describe('lazy start', () => {
   it('sim --help lists every command yet loads no command module', async () => {
     const run = traced('help', 'packages/sim/src/cli/bin.ts', ['--help'])
     expect(run.status).toBe(0)
-    for (const command of ['inspect', 'check', 'run', 'conform', 'serve', 'sweep', 'report', 'fuzz']) expect(run.stdout).toContain(`sim ${command}`)
+    for (const command of ['inspect', 'check', 'run', 'conform', 'serve', 'sweep', 'report', 'import', 'fuzz']) expect(run.stdout).toContain(`sim ${command}`)
     const modules = await run.modules
     expect(modules.filter((m) => HEAVY.test(m))).toEqual([])
     expect(modules.every((m) => m.startsWith('packages/sim/src/cli/'))).toBe(true)

@@ -30,17 +30,21 @@ describe('sim root', () => {
       "sim <command> [options]
 
       Commands:
-        sim inspect <log>     Print the folded state at the end of a session log
-        sim check <logs..>    Check logs against every invariant INV-01 … INV-47
-        sim run <files..>     Run scenarios against a mocked provider and check them
-        sim conform           Run the conformance pack against a subject
-        sim serve             Serve the mock provider over real HTTP (loopback)
-        sim sweep <files..>   Run scenarios over a grid of policies (Pareto report)
-        sim report <command>  Work with report folders (merge shards)
-        sim fuzz              Model-based fuzzing: random sessions, faults, shrinking
-                              to a scenario
-        sim init              Scaffold conformance for your adapter: subject, test, CI
-                              workflow
+        sim inspect <log>           Print the folded state at the end of a session log
+        sim check <logs..>          Check logs against every invariant INV-01 … INV-47
+        sim run <files..>           Run scenarios against a mocked provider and check
+                                    them
+        sim conform                 Run the conformance pack against a subject
+        sim serve                   Serve the mock provider over real HTTP (loopback)
+        sim sweep <files..>         Run scenarios over a grid of policies (Pareto
+                                    report)
+        sim report <command>        Work with report folders (merge shards)
+        sim import <format> <file>  Import a real session (OpenAI, Anthropic, Claude
+                                    Code, Codex, DSH) as a scenario
+        sim fuzz                    Model-based fuzzing: random sessions, faults,
+                                    shrinking to a scenario
+        sim init                    Scaffold conformance for your adapter: subject,
+                                    test, CI workflow
 
       Options:
             --color    Colour output; --no-color disables it                 [boolean]

@@ -123,7 +123,7 @@ describe('each error class names file:line:column', () => {
     expect(errorOf('name: x\ntranscript: {}\n').message).toMatchInlineSnapshot(`
       "scenarios/x.yaml:1:1: / must have the key "seed"
       scenarios/x.yaml:1:1: / must have the key "provider"
-      scenarios/x.yaml:2:13: /transcript must have exactly one of the keys recorded, generate, inline, file"
+      scenarios/x.yaml:2:13: /transcript must have exactly one of the keys recorded, generate, inline, file, import"
     `)
   })
 

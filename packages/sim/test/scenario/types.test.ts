@@ -19,7 +19,7 @@ import type {
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
   PrunerConfig, RecordedTranscriptConfig, Scenario, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
   SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
-  FileTranscriptConfig,
+  FileTranscriptConfig, ImportConfig, ImportTranscriptConfig,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
 } from '../../src/scenario/types.ts'
 
@@ -53,6 +53,8 @@ const errorResult: InlineToolResult = { callId: 'c3', error: toolError, meta: nu
 const step: InlineStep = { reply: replyObject, toolResults: [toolResult], steer: [text, imageBlock] }
 const fileHeader: TranscriptFileHeader = { systemPrompt: 'be brief', tools: [{ name: 'read_file' }], facts: ['a fact'] }
 const fromFile: FileTranscriptConfig = { file: 'sessions/long.jsonl' }
+const importConfig: ImportConfig = { format: 'claude-code', path: 'sessions/s.jsonl', keepSecrets: false }
+const imported: ImportTranscriptConfig = { import: importConfig }
 const turn: InlineTurn = { user: [text, imageBlock], steps: [step, { reply: 'done' }] }
 const tool: InlineTool = { name: 'read_file', description: 'Read a file.', parameters: { type: 'object' } }
 const inline: InlineTranscript = { systemPrompt: 'be brief', tools: [tool], facts: ['a fact'], turns: [turn] }
@@ -150,7 +152,8 @@ const examples: Record<string, readonly unknown[]> = {
   Policy: [policy, {}] satisfies BasicCompactionConfig[],
   ModelPolicy: [modelPolicy],
   Pruner: [true, false, prunerConfig, {}] satisfies PrunerConfig[],
-  Transcript: [recorded, { recorded: 'logs/a.jsonl' }, generated, inlined, fromFile] satisfies TranscriptConfig[],
+  Transcript: [recorded, { recorded: 'logs/a.jsonl' }, generated, inlined, fromFile, imported] satisfies TranscriptConfig[],
+  Import: [importConfig, { format: 'dsh', path: 'x.jsonl' }] satisfies ImportConfig[],
   TranscriptFileHeader: [fileHeader, {}] satisfies TranscriptFileHeader[],
   Generate: [generate, { generator: 'runaway', turns: 1 }] satisfies GenerateConfig[],
   InlineTranscript: [inline, { turns: [{ user: 'hi', steps: [{ reply: 'hello' }] }] }] satisfies InlineTranscript[],
@@ -234,7 +237,9 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   Transcript: { pointer: 'Transcript', keys: [
     ...keysOf<RecordedTranscriptConfig>({ recorded: true, dialect: true }), ...keysOf<GeneratedTranscriptConfig>({ generate: true }),
     ...keysOf<InlineTranscriptConfig>({ inline: true }), ...keysOf<FileTranscriptConfig>({ file: true }),
+    ...keysOf<ImportTranscriptConfig>({ import: true }),
   ].sort() },
+  Import: { pointer: 'Import', keys: keysOf<ImportConfig>({ format: true, path: true, keepSecrets: true }) },
   TranscriptFileHeader: { pointer: 'TranscriptFileHeader', keys: keysOf<TranscriptFileHeader>({ systemPrompt: true, tools: true, facts: true }) },
   Generate: { pointer: 'Generate', keys: keysOf<GenerateConfig>({ generator: true, turns: true, params: true }) },
   InlineTranscript: { pointer: 'InlineTranscript', keys: keysOf<InlineTranscript>({ systemPrompt: true, tools: true, facts: true, turns: true }) },
