@@ -12,7 +12,7 @@
  * `watchdog` or `internal`), never a FAIL judged from the half-written log.
  */
 import { createHash } from 'node:crypto'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { interceptRoutes } from '../provider/mount-intercept.ts'
@@ -198,6 +198,31 @@ async function crashHarness(): Promise<CrashHarness | null> {
 export function replayCommand(file: string, seed: number): string {
   const quoted = /^[\w./-]+$/.test(file) ? file : `'${file.replaceAll("'", "'\\''")}'`
   return `pnpm sim run ${quoted} --seed ${seed}`
+}
+
+/**
+ * Writes one JSON line per item, in batches of about 1 MiB: a long session's capture holds every request's full
+ * prompt, so the whole file as one string can exceed V8's string limit (`RangeError: Invalid string length`).
+ */
+export async function writeJsonLines(path: string, items: readonly unknown[]): Promise<void> {
+  const handle = await open(path, 'w')
+  try {
+    let batch: string[] = []
+    let size = 0
+    for (const item of items) {
+      const line = `${JSON.stringify(item)}\n`
+      batch.push(line)
+      size += line.length
+      if (size >= 1 << 20) {
+        await handle.write(batch.join(''))
+        batch = []
+        size = 0
+      }
+    }
+    if (batch.length > 0) await handle.write(batch.join(''))
+  } finally {
+    await handle.close()
+  }
 }
 
 /** A file-name stem for the scenario's artifacts: its path without `scenarios/` and `.yaml`, `/` → `--`. */
@@ -479,7 +504,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   const regionStarts = sessions.flatMap((s) => s.explicitRegionStarts)
   if (regionStarts.length > 0) manifest.explicitRegionStarts = regionStarts.map((s) => Seq(s))
   await writeFile(join(options.outDir, artifacts.manifest), `${JSON.stringify(manifest, null, 2)}\n`)
-  await writeFile(join(options.outDir, artifacts.requests), requests.map((r) => `${JSON.stringify(r)}\n`).join(''))
+  await writeJsonLines(join(options.outDir, artifacts.requests), requests)
   // Issue #21: what the world did, beside the capture; the crashed children's requests precede it in the capture.
   // The crash children's log prefix (killed or not) was served by their own worlds, which this record does not hold.
   const worldRecord = world.provider.worldRecord(childRequests.length, resume ? (acked.at(-1)?.seq ?? -1) + 1 : 0)
@@ -506,7 +531,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   // Issue #15: a subject that did not record its meter at dispatch gets the §2.5 replay of its log (seed logs only).
   const [metered, filled] = withReplayedMeter(requests, timeline)
   requests = metered
-  if (filled) await writeFile(join(options.outDir, artifacts.requests), requests.map((r) => `${JSON.stringify(r)}\n`).join(''))
+  if (filled) await writeJsonLines(join(options.outDir, artifacts.requests), requests)
   const drift = world.provider.spec.routes.size > 0 ? driftOf(requests) : undefined
   if (drift !== undefined && timeline !== undefined) timeline = withProviderLine(timeline, requests)
   const finalLog = EventLog.fromEvents(events, { dialect: logDialect })
