@@ -45,6 +45,7 @@ export {
   loadDshSubject, isPackageNotFound, DshSubjectMissingError, DSH_SUBJECT_PACKAGE, DSH_INSTALL_COMMAND, type ModuleImporter,
 } from './subjects/dsh-loader.ts'
 export { compareLogs, differentialOf, factsOf, type LogFacts, type LogSide } from './run/differential.ts'
+export type { ExpectationGaps } from './run/expectations.ts'
 export type { DifferentialAspect, DifferentialDifference, DifferentialReport, DifferentialScenario } from './report/types.ts'
 /** World: the seeded PRNG streams, the virtual clock, and the crash harness (a real child SIGKILLed at a §13.4 point). */
 export { Prng, isUint32, worldPrng, worldStream, type WorldStream } from './world/prng.ts'

@@ -438,8 +438,8 @@ function violationsTable(s: ScenarioReport): string[] {
 
 const PASS_MARK = '<span class="status-passed">✓</span>'
 const FAIL_MARK = '<span class="status-failed">✗</span>'
-/** An expectation not judged (seed-specific under another seed): neither passed nor failed. */
-const NOT_EVALUATED_MARK = '<span title="not evaluated (seed-specific)">–</span>'
+/** An expectation not judged (seed-specific under another seed, or a §14 dialect gap): neither passed nor failed. */
+const NOT_EVALUATED_MARK = '<span title="not evaluated (seed-specific, or not held by the subject\'s log dialect)">–</span>'
 
 function expectationsTable(s: ScenarioReport): string[] {
   if (s.expectations.length === 0) return []

@@ -66,7 +66,7 @@ export function renderMarkdown(report: RunReport): string {
     '',
     ...summaryTable(report.scenarios, timed),
   ]
-  const pinned = report.scenarios.filter((s) => notEvaluatedExpectations(s).length > 0)
+  const pinned = report.scenarios.filter((s) => notEvaluatedExpectations(s).some((e) => e.notEvaluated === 'seed-specific'))
   if (pinned.length > 0) {
     out.push('', `➖ ${pinned.length === 1 ? '1 run' : `${pinned.length} runs`} under a seed other than the scenario's own: `
       + 'its seed-specific expectations (`expect.seedSpecific`) were not evaluated; invariants were.')
@@ -229,8 +229,9 @@ function detailsOf(scenario: ScenarioReport): string[] {
   }
   if (scenario.expectations.length > 0) {
     const failed = scenario.expectations.filter((e) => !e.passed).length
+    const kinds = [...new Set(notEvaluatedExpectations(scenario).map((e) => e.notEvaluated))].join(', ')
     const skipped = notEvaluatedExpectations(scenario).length
-    const notJudged = skipped === 0 ? '' : `, ${skipped} not evaluated: seed-specific`
+    const notJudged = skipped === 0 ? '' : `, ${skipped} not evaluated: ${kinds}`
     out.push('', `**Expectations** (${failed} of ${scenario.expectations.length} failed${notJudged})`, '')
     out.push('| Result | Expectation | Expected | Actual |', '| --- | --- | --- | --- |')
     for (const e of scenario.expectations) {

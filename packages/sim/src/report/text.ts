@@ -62,10 +62,17 @@ export function notEvaluatedExpectations(scenario: ScenarioReport): ExpectationR
   return scenario.expectations.filter((e) => e.notEvaluated !== undefined)
 }
 
-/** `not evaluated (seed-specific): 3 expectations`, or '' when every expectation of the scenario was judged. */
+/**
+ * `not evaluated (seed-specific): 3 expectations` (or `(dialect)`, or both joined by `; `), or '' when every
+ * expectation of the scenario was judged.
+ */
 export function notEvaluatedText(scenario: ScenarioReport): string {
-  const n = notEvaluatedExpectations(scenario).length
-  return n === 0 ? '' : `not evaluated (seed-specific): ${n} ${n === 1 ? 'expectation' : 'expectations'}`
+  const parts: string[] = []
+  for (const kind of ['seed-specific', 'dialect'] as const) {
+    const n = notEvaluatedExpectations(scenario).filter((e) => e.notEvaluated === kind).length
+    if (n > 0) parts.push(`not evaluated (${kind}): ${n} ${n === 1 ? 'expectation' : 'expectations'}`)
+  }
+  return parts.join('; ')
 }
 
 /** The failed expectations of a scenario, in report order. */

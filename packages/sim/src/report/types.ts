@@ -34,14 +34,15 @@ export interface ExpectationResult {
   actual: string
   /**
    * Set when the item was not judged: `seed-specific` = the scenario pins its expectations to its own seed
-   * (`expect.seedSpecific`) and ran under another. Then `passed` is true (it never fails the scenario) and
-   * `actual` is `not evaluated (seed-specific)`.
+   * (`expect.seedSpecific`) and ran under another; `dialect` = the subject writes a log dialect that cannot hold
+   * what the item looks for (§14, e.g. D-07: rc.8 writes no `compaction/summary-error`). Then `passed` is true
+   * (it never fails the scenario) and `actual` is `not evaluated (seed-specific)` or `not evaluated (<§14 rule>)`.
    */
   notEvaluated?: ExpectationSkip
 }
 
 /** Why an expectation was not judged (closed). */
-export type ExpectationSkip = 'seed-specific'
+export type ExpectationSkip = 'seed-specific' | 'dialect'
 
 /** Countable things of a session log (the names of `expect.counts`, plus totals). */
 export interface ScenarioCounts {

@@ -63,6 +63,17 @@ export interface ExpectationInputs {
   wire: readonly CapturedWireRequest[]
   /** The subject's request capture (§1.1; `perPreStep.summaryCalls`). */
   requests: readonly CapturedRequest[]
+  /** Items the subject's log dialect cannot hold (`Subject.expectationGaps`): not judged, reported as such. */
+  gaps?: ExpectationGaps
+}
+
+/**
+ * What a subject's log dialect cannot hold (§14): per event pattern or count of `expect`, the rule that says why
+ * (e.g. `§14 D-07: 0.1.0-rc.8 never writes compaction/summary-error`), or null when the item can be judged.
+ */
+export interface ExpectationGaps {
+  event(pattern: ResolvedEventPattern): string | null
+  count(name: (typeof COUNT_NAMES)[number]): string | null
 }
 
 /** One result per expectation item, in the order of the `expect` block. */
@@ -80,6 +91,11 @@ export function evaluateExpectations(inputs: ExpectationInputs): ExpectationResu
     const range = expect.counts[name]
     if (range === null) continue
     const actual = inputs.counts[name]
+    const gap = inputs.gaps?.count(name) ?? null
+    if (gap !== null) {
+      results.push({ name: `counts.${name}`, passed: true, expected: rangeText(range), actual: `not evaluated (${gap})`, notEvaluated: 'dialect' })
+      continue
+    }
     results.push({ name: `counts.${name}`, passed: inRange(actual, range), expected: rangeText(range), actual: String(actual) })
   }
   const fp = expect.finalPressure
@@ -94,7 +110,7 @@ export function evaluateExpectations(inputs: ExpectationInputs): ExpectationResu
     if (fp.tokensMin !== null) bound('tokensMin', tokens >= fp.tokensMin, `≥ ${fp.tokensMin}`, String(tokens))
     if (fp.tokensMax !== null) bound('tokensMax', tokens <= fp.tokensMax, `≤ ${fp.tokensMax}`, String(tokens))
   }
-  results.push(...matchEvents(expect.events, inputs.events))
+  results.push(...matchEvents(expect.events, inputs.events, inputs.gaps))
   if (expect.finalSurfaceNodes !== null) {
     const n = inputs.finalSurfaceNodes
     const range = expect.finalSurfaceNodes
@@ -135,7 +151,9 @@ export function rangeText(range: CountRange): string {
  * previous match. One result per pattern; after the first miss the rest are reported as not reached. An
  * `absent` pattern stands outside the subsequence: it passes when no event of the whole log matches it.
  */
-export function matchEvents(patterns: readonly ResolvedEventPattern[], events: readonly LogEvent[]): ExpectationResult[] {
+export function matchEvents(
+  patterns: readonly ResolvedEventPattern[], events: readonly LogEvent[], gaps?: ExpectationGaps,
+): ExpectationResult[] {
   const results: ExpectationResult[] = []
   let from = 0
   let missed = false
@@ -143,6 +161,12 @@ export function matchEvents(patterns: readonly ResolvedEventPattern[], events: r
     const described = pattern.data === null ? pattern.type : `${pattern.type} ${JSON.stringify(pattern.data)}`
     const withText = pattern.text === null ? described : `${described} with text ${describeMatcher(pattern.text)}`
     const expected = pattern.absent ? `no ${withText}` : withText
+    // A pattern the subject's dialect cannot hold is not judged, and does not move the ordered match (§14).
+    const gap = gaps?.event(pattern) ?? null
+    if (gap !== null) {
+      results.push({ name: `events[${i}]`, passed: true, expected, actual: `not evaluated (${gap})`, notEvaluated: 'dialect' })
+      return
+    }
     const { data, text } = pattern
     const matches = (e: LogEvent): boolean => e.type === pattern.type && (data === null || partialMatch(data, e.data as JsonValue))
       && (text === null || testString(text, textOf(e.data)))

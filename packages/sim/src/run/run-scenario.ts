@@ -35,7 +35,7 @@ import { missingFeatureReason } from '../subjects/features.ts'
 import { MODULE_CRASH_CHILD, SubjectModuleError, subjectModulePath } from '../subjects/module.ts'
 import { CLOCK_ORIGIN_MS } from '../world/clock.ts'
 import type { Subject, SubjectSessionResult } from '../subjects/types.ts'
-import { countsOf, evaluateExpectations, invariantsExpectation, outcomesOf, pinnedToSeed } from './expectations.ts'
+import { countsOf, evaluateExpectations, invariantsExpectation, outcomesOf, pinnedToSeed, type ExpectationGaps } from './expectations.ts'
 import { scenarioTranscript } from './transcript.ts'
 import { timelineOf } from './timeline.ts'
 import { driftOf, joinProviderCounts, withProviderLine, withReplayedMeter, type ProviderCountJoin } from './drift.ts'
@@ -198,6 +198,12 @@ async function crashHarness(): Promise<CrashHarness | null> {
 export function replayCommand(file: string, seed: number): string {
   const quoted = /^[\w./-]+$/.test(file) ? file : `'${file.replaceAll("'", "'\\''")}'`
   return `pnpm sim run ${quoted} --seed ${seed}`
+}
+
+/** The subject's §14 expectation gaps for `scenario`, as an `ExpectationInputs` fragment. */
+function gapsOf(subject: Subject, scenario: ResolvedScenario): { gaps?: ExpectationGaps } {
+  const gaps = subject.expectationGaps?.(scenario) ?? null
+  return gaps === null ? {} : { gaps }
 }
 
 /**
@@ -540,6 +546,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     dialect: logDialect, warnings: sessions.flatMap((s) => s.warnings), wire: world.provider.captured, requests,
     // D-02: an rc.8 surface has no system head; count it as the seed surface would hold it.
     finalSurfaceNodes: finalLog.state.surface.nodes.length + (logDialect !== 'seed' && transcript.systemPrompt !== '' ? 1 : 0),
+    ...gapsOf(subject, scenario),
   })
   if (crash !== undefined) expectations.push(durableExpectation(acked, events))
   const fired = world.fired()

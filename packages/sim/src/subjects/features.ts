@@ -6,6 +6,7 @@
  */
 import type { Transcript } from '@compaction-sim/fixtures'
 import type { FaultKind } from '../scenario/types.ts'
+import type { ExpectationGaps } from '../run/expectations.ts'
 import type { ResolvedScenario } from '../scenario/resolve.ts'
 import { SUBJECT_FEATURES, type Subject, type SubjectFeature } from './types.ts'
 
@@ -29,7 +30,7 @@ const FAULT_FEATURES: Partial<Record<FaultKind, SubjectFeature>> = {
 }
 
 /** Every feature `scenario` (replaying `transcript`, when given) needs, in `SUBJECT_FEATURES` order, each with its first reason. */
-export function requiredFeatures(scenario: ResolvedScenario, transcript?: Transcript): FeatureNeed[] {
+export function requiredFeatures(scenario: ResolvedScenario, transcript?: Transcript, gaps?: ExpectationGaps | null): FeatureNeed[] {
   const needs = new Map<SubjectFeature, string>()
   const need = (feature: SubjectFeature, because: string): void => {
     if (!needs.has(feature)) needs.set(feature, because)
@@ -48,8 +49,11 @@ export function requiredFeatures(scenario: ResolvedScenario, transcript?: Transc
   }
   const { counts, events } = scenario.expect
   if ((counts.offloads?.min ?? 0) > 0) need('imageOffload', 'expect.counts.offloads > 0')
-  if ((counts.summaryErrors?.min ?? 0) > 0) need('summaryError', 'expect.counts.summaryErrors > 0')
+  // An item the subject reports as a dialect gap (`Subject.expectationGaps`) is not judged, so it needs no feature.
+  const counted = (gaps?.count('summaryErrors') ?? null) === null
+  if (counted && (counts.summaryErrors?.min ?? 0) > 0) need('summaryError', 'expect.counts.summaryErrors > 0')
   events.forEach((pattern, i) => {
+    if ((gaps?.event(pattern) ?? null) !== null) return
     if (pattern.type === 'image/offload') need('imageOffload', `expect.events[${i}] is image/offload`)
     if (pattern.type === 'compaction/summary-error') need('summaryError', `expect.events[${i}] is compaction/summary-error`)
     const data = pattern.data
@@ -80,7 +84,7 @@ export function declaredFeatures(subject: Subject): ReadonlySet<SubjectFeature> 
 /** Why `subject` cannot run `scenario` (with `transcript`, when given) for lack of a feature, or null when it declares every one needed. */
 export function missingFeatureReason(scenario: ResolvedScenario, subject: Subject, transcript?: Transcript): string | null {
   const declared = declaredFeatures(subject)
-  const missing = requiredFeatures(scenario, transcript).filter((n) => !declared.has(n.feature))
+  const missing = requiredFeatures(scenario, transcript, subject.expectationGaps?.(scenario)).filter((n) => !declared.has(n.feature))
   if (missing.length === 0) return null
   const list = missing.map((n) => `${n.feature} (${n.because})`).join(', ')
   return `subject ${subject.name} does not declare the ${missing.length === 1 ? 'feature' : 'features'} this scenario needs: ${list}`

@@ -8,6 +8,7 @@
  */
 import type { CapturedRequest, Dialect, EventDraft, LogEvent, StreamMiddleware, TurnEndReason } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
+import type { ExpectationGaps } from '../run/expectations.ts'
 import type { ResolvedScenario } from '../scenario/resolve.ts'
 
 /** What the world may change between turns (FAULT-44 route switch). */
@@ -168,6 +169,13 @@ export interface Subject {
    * or null. The `dsh` subject names the §14 rule (D-nn) of the missing release feature.
    */
   skipReason?(scenario: ResolvedScenario): string | null
+  /**
+   * The `expect` items this subject's log dialect cannot hold (§14), or null when all can be judged. They are
+   * reported `not evaluated (<rule>)` and never fail the scenario; invariants and every other item still judge
+   * the run. The `dsh` subject names D-07 (`compaction/summary-error`), D-06 (`image/offload`), D-02
+   * (`system/message`) and the §14.1 checkpoint framing of seed error texts.
+   */
+  expectationGaps?(scenario: ResolvedScenario): ExpectationGaps | null
   /**
    * Runs (or, with `resume`, continues) one session and resolves once every event is durable in
    * `options.logPath`. Provider failures must end turns, not reject; reject only for bugs or I/O errors
