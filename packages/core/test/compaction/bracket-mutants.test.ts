@@ -393,4 +393,25 @@ describe('rules the fault tests leave unjudged (second mutation pass)', () => {
     expect(changed.cause).toMatchObject({ code: 'not-a-node' })
     expect(m.written()).toEqual(['compaction/start', 'user/message', 'compaction/end'])
   })
+
+  it('§7.7 owner pre-validation: a turn that ended while its bracket summarized is a commit failure; nothing is replaced', async () => {
+    const turnEnd: EventDraft = { time: T, type: 'turn/end', data: { turn: 3, reason: { kind: 'completed' } } }
+    const summarizer: Summarizer = { summarize: async () => { b.log.append(turnEnd); return ok() } }
+    const b: Bench = bench({ engine: { summarizer } })
+    const before = [...b.log.nodes]
+    const err = await rejectionOf(b.engine.compactRegion(3, 42))
+    expect(err).toMatchObject({ name: 'CompactionError', code: 'commit', message: 'compaction cmp-1 is owned by turn 3, but the open turn is null' })
+    expect((err as Error).cause).toMatchObject({ name: 'BracketOwnerError', code: 'OWNER' })
+    expect(b.log.nodes).toEqual(before)
+    // §7.8: the one close attempt records the error (the validator does not forbid an end after the turn ended).
+    expect(b.written()).toEqual(['compaction/start', 'turn/end', 'compaction/end'])
+    expect(err).toMatchObject({ closed: true })
+  })
+
+  it('§8.4 step 5: one blank text block beside a non-blank one is a valid summary', async () => {
+    const b = bench({ events: openSession(user('u1', 'a'.repeat(2000)), assistant('a1', [text('ok')])), engine: { summarizer: returning({ summary: [text(' '), text('kept')], provider: 'p', model: 'm' }) } })
+    const result = await b.engine.compactRegion(2, 2)
+    expect(result.summary).toEqual([text(' '), text('kept')])
+    expect(b.written()).toEqual(COMMITTED)
+  })
 })
