@@ -4,9 +4,10 @@
  *
  * Mutates core's policy, range, prune, compaction and meter modules and the sim checker, and judges every
  * mutant with the vitest projects of `vitest.mutate.config.ts`. The run is incremental: results are kept in
- * `reports/mutation/incremental.json`, so a re-run tests only mutants whose code or covering tests changed
- * (`pnpm mutate --force` re-tests everything). Some modules only: `MUTATE_MODULES=policy,checker pnpm mutate`
- * (see `scripts/mutation-scope.mjs`); results of such runs accumulate in the same incremental file.
+ * `reports/mutation/incremental.json` (committed, see `reports/README.md`), so a re-run tests only mutants
+ * whose code or covering tests changed (`pnpm mutate --force` re-tests everything). Some modules only:
+ * `MUTATE_MODULES=policy,checker-model pnpm mutate` (modules and checker chunks in `scripts/mutation-scope.mjs`);
+ * results of such runs accumulate in the same incremental file.
  * Reports (HTML and JSON) go to `reports/mutation/`. Concurrency stays at 1 by default because the run is
  * meant for shared 2-core machines; raise it with `--concurrency <n>` on a quiet one.
  */

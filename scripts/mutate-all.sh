@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the mutation run module by module (each run adds to reports/mutation/incremental.json), logging to
-# reports/mutation/run-<module>.log. Extra arguments go to every `stryker run`.
+# reports/mutation/run-<module>.log. The checker runs chunk by chunk, so an interrupted run keeps the chunks
+# already done. Extra arguments go to every `stryker run`. Commit reports/mutation/incremental.json after it.
 set -u
 cd "$(dirname "$0")/.."
-for m in ${MUTATE_ORDER:-policy range prune meter compaction checker}; do
+for m in ${MUTATE_ORDER:-policy range prune meter compaction checker-meter checker-policy checker-offload checker-surface checker-bracket checker-model checker-input checker-run}; do
   echo "== $m $(date -u +%H:%M:%S)"
   MUTATE_MODULES=$m pnpm --silent mutate "$@" > "reports/mutation/run-$m.log" 2>&1
   echo "== $m done rc=$? $(date -u +%H:%M:%S)"

@@ -3,10 +3,28 @@
  * The modules of the mutation run (`pnpm mutate`) and the tests that judge each one, shared by
  * `stryker.config.mjs` (what to mutate) and `vitest.mutate.config.ts` (what to run).
  *
- * `MUTATE_MODULES` (comma-separated names of `MODULES`, default all) narrows one run to some modules, e.g.
- * `MUTATE_MODULES=policy,range pnpm mutate`. Results of every run accumulate in the one incremental file, so
- * module-by-module runs add up to the whole report. An unknown name throws, naming the valid ones.
+ * `MUTATE_MODULES` (comma-separated names of `MODULES` or `GROUPS`, default all) narrows one run to some
+ * modules, e.g. `MUTATE_MODULES=policy,range pnpm mutate`. Results of every run accumulate in the one
+ * incremental file (`reports/mutation/incremental.json`, committed), so module-by-module runs add up to the
+ * whole report. The sim checker is split into chunks (`checker-bracket`, `checker-model`, …) small enough
+ * to score one per session; the group name `checker` still means all of them. An unknown name throws,
+ * naming the valid ones.
  */
+
+/** The checker's tests: every chunk is judged by all of them (a checker mutant may be caught by any case). */
+const CHECKER_TESTS = Object.freeze(['test/checker/**/*.test.ts', '!test/checker/cli.test.ts', '!test/checker/invariant-table.test.ts'])
+
+/** The files of the named checker chunks (base names without `.ts`); the rest form `checker-run`. */
+const CHECKER_CHUNK_FILES = ['bracket', 'model', 'input', 'run-inputs', 'log-surface', 'live-events', 'lookahead', 'offload', 'recovery', 'policy', 'pruning', 'meter', 'windows']
+
+/**
+ * One checker chunk: the named files of packages/sim/src/checker, judged by `CHECKER_TESTS`.
+ * @param {string[]} files base names without `.ts`
+ * @returns {{ mutate: string[]; core: string[]; sim: string[] }}
+ */
+function checkerChunk(files) {
+  return { mutate: files.map((f) => `packages/sim/src/checker/${f}.ts`), core: [], sim: [...CHECKER_TESTS] }
+}
 
 /**
  * Per module: the source files to mutate (root-relative globs) and the test files of each vitest project
@@ -20,27 +38,48 @@ export const MODULES = Object.freeze({
   prune: { mutate: ['packages/core/src/prune/**/*.ts'], core: ['test/prune/**/*.test.ts'], sim: ['test/checker/shared-core-rules.test.ts'] },
   compaction: { mutate: ['packages/core/src/compaction/**/*.ts'], core: ['test/compaction/**/*.test.ts'], sim: [] },
   meter: { mutate: ['packages/core/src/meter/**/*.ts'], core: ['test/meter/**/*.test.ts'], sim: [] },
+  // The checker, in chunks; `checker-run` takes every checker file no other chunk names (a new file lands there).
   // cli.test.ts drives the whole CLI through subprocess-sized runs and adds nothing a checker mutant needs;
   // invariant-table.test.ts only compares a generated document (INVARIANTS.md) with a fresh rendering.
-  checker: {
-    mutate: ['packages/sim/src/checker/**/*.ts'], core: [],
-    sim: ['test/checker/**/*.test.ts', '!test/checker/cli.test.ts', '!test/checker/invariant-table.test.ts'],
+  'checker-bracket': checkerChunk(['bracket']),
+  'checker-model': checkerChunk(['model']),
+  'checker-input': checkerChunk(['input', 'run-inputs']),
+  'checker-surface': checkerChunk(['log-surface', 'live-events', 'lookahead']),
+  'checker-offload': checkerChunk(['offload', 'recovery']),
+  'checker-policy': checkerChunk(['policy', 'pruning']),
+  'checker-meter': checkerChunk(['meter', 'windows']),
+  'checker-run': {
+    mutate: ['packages/sim/src/checker/**/*.ts', ...CHECKER_CHUNK_FILES.map((f) => `!packages/sim/src/checker/${f}.ts`)],
+    core: [], sim: [...CHECKER_TESTS],
   },
 })
 
 /**
- * The modules selected by `MUTATE_MODULES` (all when unset or empty).
+ * Names that stand for several modules of `MODULES`.
+ * @type {Readonly<Record<string, readonly string[]>>}
+ */
+export const GROUPS = Object.freeze({
+  checker: Object.freeze(Object.keys(MODULES).filter((name) => name.startsWith('checker-'))),
+})
+
+/**
+ * The modules selected by `MUTATE_MODULES` (all when unset or empty), groups expanded, without duplicates.
  * @returns {string[]}
- * @throws {Error} when a name is not a key of `MODULES`
+ * @throws {Error} when a name is neither a key of `MODULES` nor of `GROUPS`
  */
 export function selectedModules() {
   const raw = process.env['MUTATE_MODULES'] ?? ''
   const names = raw.split(',').map((s) => s.trim()).filter((s) => s !== '')
   if (names.length === 0) return Object.keys(MODULES)
+  /** @type {string[]} */
+  const out = []
   for (const name of names) {
-    if (!(name in MODULES)) throw new Error(`MUTATE_MODULES: unknown module "${name}"; expected some of ${Object.keys(MODULES).join(', ')}`)
+    const group = GROUPS[name]
+    if (group !== undefined) out.push(...group)
+    else if (name in MODULES) out.push(name)
+    else throw new Error(`MUTATE_MODULES: unknown module "${name}"; expected some of ${[...Object.keys(MODULES), ...Object.keys(GROUPS)].join(', ')}`)
   }
-  return names
+  return [...new Set(out)]
 }
 
 /**

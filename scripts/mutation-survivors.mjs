@@ -2,18 +2,23 @@
 /**
  * Prints the score per module and every surviving or uncovered mutant of the last mutation run, from
  * `reports/mutation/mutation.json` (or the file given as the first argument): one line per mutant with
- * `file:line:column`, the mutator and the replacement. Exit 0 always; it only reads the report.
+ * `file:line:column`, the mutator and the replacement. Checker files count under their chunk
+ * (`scripts/mutation-scope.mjs`). Exit 0 always; it only reads the report.
  */
 import { readFileSync } from 'node:fs'
+import { MODULES } from './mutation-scope.mjs'
 
 const file = process.argv[2] ?? 'reports/mutation/mutation.json'
 /** @type {{ files: Record<string, { source: string; mutants: Array<{ mutatorName: string; replacement?: string; status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } } }> }> }} */
 const report = JSON.parse(readFileSync(file, 'utf8'))
 
-/** The module of a source path: core's top folder under src/, or `checker`. */
+/** The module of a source path: core's top folder under src/, or the checker chunk that names the file. */
 function moduleOf(path) {
   const m = /packages\/core\/src\/([^/]+)\//.exec(path)
-  return m?.[1] ?? (path.includes('packages/sim/src/checker/') ? 'checker' : 'other')
+  if (m?.[1] !== undefined) return m[1]
+  if (!path.includes('packages/sim/src/checker/')) return 'other'
+  const named = Object.entries(MODULES).find(([name, mod]) => name !== 'checker-run' && mod.mutate.some((g) => path.endsWith(g)))
+  return named?.[0] ?? 'checker-run'
 }
 
 /** @type {Map<string, Record<string, number>>} */
@@ -31,7 +36,7 @@ for (const [path, { source, mutants }] of Object.entries(report.files)) {
     lines.push(`${m.status === 'Survived' ? 'S' : 'N'} ${path}:${line}:${column} ${m.mutatorName} → ${JSON.stringify(m.replacement ?? '').slice(0, 80)}  | ${code}`)
   }
 }
-console.log('module       killed timeout survived no-cov ignored  score(covered)')
+console.log('module           killed timeout survived no-cov ignored  score(covered)')
 for (const [name, c] of [...perModule].sort()) {
   const killed = c['Killed'] ?? 0
   const timeout = c['Timeout'] ?? 0
@@ -40,6 +45,6 @@ for (const [name, c] of [...perModule].sort()) {
   const detected = killed + timeout
   const score = (100 * detected) / Math.max(1, detected + survived + noCov)
   const covered = (100 * detected) / Math.max(1, detected + survived)
-  console.log(`${name.padEnd(12)} ${String(killed).padStart(6)} ${String(timeout).padStart(7)} ${String(survived).padStart(8)} ${String(noCov).padStart(6)} ${String(c['Ignored'] ?? 0).padStart(7)}  ${score.toFixed(2)}% (${covered.toFixed(2)}%)`)
+  console.log(`${name.padEnd(16)} ${String(killed).padStart(6)} ${String(timeout).padStart(7)} ${String(survived).padStart(8)} ${String(noCov).padStart(6)} ${String(c['Ignored'] ?? 0).padStart(7)}  ${score.toFixed(2)}% (${covered.toFixed(2)}%)`)
 }
 for (const l of lines) console.log(l)

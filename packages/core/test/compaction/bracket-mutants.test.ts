@@ -119,6 +119,7 @@ describe('summarizer output rules (INV-16, INV-18) and the recorded target', () 
       { message: 'a summary from a runtime stream call must carry its rawOutput (§8.6)', code: 'UNKNOWN' }],
     ['a provider that is not a string', { summary: [text('s')], provider: 5, model: 'm' }, { model: 'm' }, routeFailure],
     ['no model', { summary: [text('s')], provider: 'p' }, { provider: 'p' }, routeFailure],
+    ['a model that is not a string', { summary: [text('s')], provider: 'p', model: 7 }, { provider: 'p' }, routeFailure],
   ]
   for (const [what, output, target, failure] of cases) {
     it(`${what}: summary-error with the failure and only the target fields given; end{error}`, async () => {
@@ -228,6 +229,28 @@ describe('§7.2 entry checks of runBracket', () => {
     expect(err).toEqual(new RegionError('no-open-turn', 'no open turn: an automatic or explicit-region compaction runs inside a turn'))
   })
 
+  it('a null owner without any signal runs between turns and commits, its end naming no turn', async () => {
+    const b = bench({ prefix: BETWEEN_TURNS_2_3 })
+    const result = await runBracket(env(b, returning(ok())), { start: 3, end: 28, owner: null })
+    expect(result).toMatchObject({ compactionId: 'direct-1', shadowedSeqs: [3, 10, 15, 23, 28] })
+    expect(b.written()).toEqual(COMMITTED)
+    expect(event(b, 'compaction/end').data).toEqual({ compactionId: 'direct-1', turn: null })
+    expectBracketInvariants(b.log)
+  })
+
+  it('§7.10: a null owner whose signal aborts while the summary runs fails as cancelled after closing the bracket', async () => {
+    const b = bench({ prefix: BETWEEN_TURNS_2_3 })
+    const controller = new AbortController()
+    const reason = new Error('caller gave up')
+    const summarizer: Summarizer = { summarize: async () => { controller.abort(reason); return ok() } }
+    const err = await rejectionOf(runBracket(env(b, summarizer), { start: 3, end: 28, owner: null, signal: controller.signal }))
+    expect(err).toBeInstanceOf(BracketFailure)
+    expect(err).toMatchObject({ code: 'cancelled', compactionId: 'direct-1', closed: true, message: 'caller gave up' })
+    expect((err as Error).cause).toBe(reason)
+    expect(b.written()).toEqual(['compaction/start', 'compaction/end'])
+    expect(event(b, 'compaction/end').data).toEqual({ compactionId: 'direct-1', turn: null, error: 'caller gave up' })
+  })
+
   it('a failure that closed cleanly has no original; a failed close names both errors', () => {
     const cause = new Error('summary failed')
     const closed = new BracketFailure('summary', 'c1', true, cause)
@@ -322,5 +345,73 @@ describe('§6.8 in-bracket offload', () => {
     expect(event(m, 'image/offload').data).toEqual({ targets: [{ seq: 28, imageIndexes: [1] }] })
     expect(calls).toBe(2)
     expectBracketInvariants(m.log)
+  })
+})
+
+describe('rules the fault tests leave unjudged (second mutation pass)', () => {
+  it('FAULT-30: an offload request over a region without images is not retried; the summary-error keeps offloadImages', async () => {
+    const b = bench({ events: openSession(user('u1', 'a'.repeat(2000)), assistant('a1', [text('ok')])), engine: { summarizer: { summarize: async () => { throw offloadRequired() } } } })
+    const err = await rejectionOf(b.engine.compactRegion(2, 2))
+    expect(err).toMatchObject({ name: 'CompactionError', code: 'summary', closed: true, message: 'too many images' })
+    expect(b.written()).toEqual(FAILED_BRACKET)
+    expect(event(b, 'compaction/summary-error').data.failure).toEqual({ message: 'too many images', code: 'IMAGE_OFFLOAD_REQUIRED', offloadImages: 1 })
+    expect(event(b, 'compaction/end').data).toEqual({ compactionId: 'cmp-1', turn: 1, error: 'too many images' })
+  })
+
+  it('§7.3: without a system head at position 0 the summarizer input has no systemHead (and no tools without a header)', async () => {
+    const inputs: SummaryInput[] = []
+    const events = openSession(user('u1', 'a'.repeat(400)), assistant('a1', [text('ok')]), user('u2', 'b'.repeat(2000)), assistant('a2', [text('ok')]))
+    const b = bench({ events, engine: { summarizer: returning(ok(), inputs) } })
+    expect(b.log.nodes).toEqual([2, 3, 4, 5])
+    await b.engine.compactRegion(4, 4)
+    expect(inputs).toHaveLength(1)
+    expect(Object.keys(inputs[0] as SummaryInput)).toEqual(['messages'])
+    expect((inputs[0] as SummaryInput).messages.map((m) => m.id)).toEqual(['u2'])
+  })
+
+  it('§7.6 whole-surface: a surface append at the tail while the summary runs fails changed, naming the new node', async () => {
+    const summarizer: Summarizer = { summarize: async () => { b.log.append(user('late', 'queued context')); return ok() } }
+    const b: Bench = bench({ engine: { summarizer } })
+    expect(b.log.nodes).toHaveLength(10)
+    const err = await rejectionOf(b.engine.compactRegion(3, 42))
+    expect(err).toMatchObject({ name: 'CompactionError', code: 'changed', closed: true })
+    expect((err as Error).message).toMatch(/^the surface changed while the summary was prepared: at position 10 expected nothing, found node 52 \(\d+ tokens\)$/)
+    expect(b.written()).toEqual(['compaction/start', 'user/message', 'compaction/end'])
+  })
+
+  it('§7.6 selected-span: a span whose start was shadowed meanwhile fails changed with the §7.2 reason as cause', async () => {
+    const summarizer: Summarizer = { summarize: async () => { m.log.append(foreignReplace(m, 3, 10)); return ok() } }
+    const m: Bench = bench({ prefix: BETWEEN_TURNS_2_3, engine: { summarizer } })
+    const err = await rejectionOf(m.engine.compactNow({ admission: admission() }))
+    expect(err).toMatchObject({
+      name: 'ManualCompactionError', code: 'changed',
+      message: 'changed: the selected span 3…28 changed: start seq 3 not found in surface (it was shadowed)',
+    })
+    const changed = (err as Error).cause as Error
+    expect(changed).toMatchObject({ name: 'SurfaceChangedError', code: 'SURFACE_CHANGED' })
+    expect(changed.cause).toBeInstanceOf(RegionError)
+    expect(changed.cause).toMatchObject({ code: 'not-a-node' })
+    expect(m.written()).toEqual(['compaction/start', 'user/message', 'compaction/end'])
+  })
+
+  it('§7.7 owner pre-validation: a turn that ended while its bracket summarized is a commit failure; nothing is replaced', async () => {
+    const turnEnd: EventDraft = { time: T, type: 'turn/end', data: { turn: 3, reason: { kind: 'completed' } } }
+    const summarizer: Summarizer = { summarize: async () => { b.log.append(turnEnd); return ok() } }
+    const b: Bench = bench({ engine: { summarizer } })
+    const before = [...b.log.nodes]
+    const err = await rejectionOf(b.engine.compactRegion(3, 42))
+    expect(err).toMatchObject({ name: 'CompactionError', code: 'commit', message: 'compaction cmp-1 is owned by turn 3, but the open turn is null' })
+    expect((err as Error).cause).toMatchObject({ name: 'BracketOwnerError', code: 'OWNER' })
+    expect(b.log.nodes).toEqual(before)
+    // §7.8: the one close attempt records the error (the validator does not forbid an end after the turn ended).
+    expect(b.written()).toEqual(['compaction/start', 'turn/end', 'compaction/end'])
+    expect(err).toMatchObject({ closed: true })
+  })
+
+  it('§8.4 step 5: one blank text block beside a non-blank one is a valid summary', async () => {
+    const b = bench({ events: openSession(user('u1', 'a'.repeat(2000)), assistant('a1', [text('ok')])), engine: { summarizer: returning({ summary: [text(' '), text('kept')], provider: 'p', model: 'm' }) } })
+    const result = await b.engine.compactRegion(2, 2)
+    expect(result.summary).toEqual([text(' '), text('kept')])
+    expect(b.written()).toEqual(COMMITTED)
   })
 })

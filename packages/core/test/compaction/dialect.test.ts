@@ -39,6 +39,8 @@ describe('rc.8 dialect (§14.1)', () => {
       const b = bench({ events: rc8Session(), dialect: 'dsh-0.1.0-rc.8', compaction: [reply] })
       expect(await rejectionOf(b.engine.compactIfNeeded('context-overflow'))).toMatchObject({ name: 'CompactionError', code: 'summary' })
       expect(b.written()).toEqual(['compaction/start', 'compaction/end'])
+      // The end records the summarizer's own failure (nothing else failed on the way, §7.8).
+      expect(b.appended()[1]?.data).toEqual({ compactionId: 'cmp-1', turn: 1, error: `summary call failed: ${reply.kind === 'fail' ? reply.failure.code : ''}` })
       expectBracketInvariants(b.log)
     }
   })

@@ -135,7 +135,19 @@ describe('manual compaction (§3.7, §7.9 – §7.11)', () => {
     const m = bench({ prefix: BETWEEN_TURNS_2_3, engine: { flush: () => Promise.reject(undefined) } })
     const err = await rejectionOf(m.engine.compactNow({ admission: admission() }))
     expect(err).toMatchObject({ name: 'ManualCompactionError', code: 'persistence', message: 'persistence: compaction committed but the flush failed: flush failed' })
+    expect((err as Error).cause).toMatchObject({ message: 'flush failed' })
     expect(m.written()).toEqual(COMMITTED)
+  })
+
+  it('§7.9: the agent cancels while the caller signal stays quiet → cancelled with the agent reason as cause', async () => {
+    const a = admission()
+    const reason = new Error('agent woke up')
+    const summarizer: Summarizer = { summarize: async () => { a.controller.abort(reason); return ok } }
+    const m = bench({ prefix: BETWEEN_TURNS_2_3, engine: { summarizer } })
+    const err = await rejectionOf(m.engine.compactNow({ signal: new AbortController().signal, admission: a }))
+    expect(err).toMatchObject({ name: 'ManualCompactionError', code: 'cancelled', message: 'cancelled: agent woke up' })
+    expect((err as Error).cause).toBe(reason)
+    expect(a.released).toBe(1)
   })
 
   it('the busy refusal of the admission says why', async () => {
