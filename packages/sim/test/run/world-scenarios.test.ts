@@ -45,6 +45,18 @@ describe('scenarios/world/ under reference and dsh', () => {
     expect(compared).toEqual(expect.arrayContaining(['meter-drift-o200k-overflow', 'dense-usage-anchor', 'meter-drift-dense-overflow', 'summary-route-small-window']))
     const o200k = differential?.scenarios.find((s) => s.name === 'meter-drift-o200k-overflow')
     expect(o200k?.differences.find((d) => d.aspect === 'pressure')).toMatchObject({ verdict: 'explained', rule: '§14.1 checkpoint framing' })
+    // rc.8 writes no compaction/summary-error (D-07): the reasoning-only scenario still runs under dsh, its
+    // summary-error items are not evaluated (naming the rule), and everything else is judged and passes.
+    expect(compared).toEqual(expect.arrayContaining(['reasoning-only-summary', 'tool-call-summarizer', 'summary-max-tokens-above-route-limit']))
+    const reasoning = report.scenarios.find((s) => s.name === 'reasoning-only-summary' && s.subject === 'dsh')
+    expect(reasoning?.status).toBe('passed')
+    const notJudged = reasoning?.expectations.filter((e) => e.notEvaluated !== undefined) ?? []
+    expect(notJudged.map((e) => [e.name, e.notEvaluated, e.actual])).toEqual([
+      ['counts.summaryErrors', 'dialect', 'not evaluated (§14 D-07: 0.1.0-rc.8 never writes compaction/summary-error)'],
+      ['events[1]', 'dialect', 'not evaluated (§14 D-07: 0.1.0-rc.8 never writes compaction/summary-error)'],
+    ])
+    expect(reasoning?.expectations.find((e) => e.name === 'counts.failedBrackets')).toMatchObject({ passed: true })
+    expect(reasoning?.expectations.find((e) => e.name === 'counts.failedBrackets')?.notEvaluated).toBeUndefined()
     // Every skip names its §14 rule or says it is a harness limit.
     for (const s of differential?.scenarios ?? []) {
       if (s.status === 'skipped') expect(s.skipReason).toMatch(/§14|harness limit|anthropicWire/)
