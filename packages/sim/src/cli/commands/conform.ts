@@ -18,6 +18,7 @@ import type { CommandContext } from '../context.ts'
 import { subjectFromFlag } from '../subject-flag.ts'
 import { checkOutDir } from '../out-dir.ts'
 import { runExitCode } from './run.ts'
+import { UsageError } from '../exit-codes.ts'
 
 /** The stdout formats of `sim conform`. */
 export const CONFORM_REPORTERS = ['pretty', 'json', 'markdown', 'junit', 'github'] as const
@@ -58,6 +59,10 @@ export function conformCommand(ctx: CommandContext): CommandModule<object, Confo
         subject, level: args.level, outDir, cwd, subjectFlag: args.subject, ...(args.filter === undefined ? {} : { filter: args.filter }),
       })
       const report = result.report
+      if (args.filter !== undefined && report.scenarios.length === 0) {
+        throw new UsageError(`--filter ${JSON.stringify(args.filter)} matches no scenario of pack ${result.pack.name} v${result.pack.version} `
+          + `at level ${result.level} for subject ${subject.name}: nothing was judged`)
+      }
       const problems = validateRunReport(report)
       if (problems.length > 0) throw new Error(`the conformance report does not match its schema: ${problems.slice(0, 3).join('; ')}`)
       await mkdir(outDir, { recursive: true })
