@@ -184,7 +184,8 @@ export function compareLogs(base: LogSide, other: LogSide): DifferentialDifferen
     const marker = framedTokens(base, 'pruned') - framedTokens(other, 'pruned')
     // D-03 is a difference of the fixed-rule estimate; under a usage anchor on both sides the provider's usage counts
     // the same wire system message, so only the estimated part (the checkpoint text since the anchor) differs.
-    const anchored = baselineOf(base) === 'usage' && baselineOf(other) === 'usage'
+    const [baseLine, otherLine] = [baselineOf(base), baselineOf(other)]
+    const anchored = baseLine.kind === 'usage' && otherLine.kind === 'usage'
     const d03 = anchored ? 0 : 4 * systemNodes
     // Under two usage anchors, total = usage + (surface − the anchor's surface) (§2.5). The usage figures are the
     // provider's own counts of requests that carried the framed texts — on a route whose tokenizer is not §2.2's the
@@ -192,7 +193,7 @@ export function compareLogs(base: LogSide, other: LogSide): DifferentialDifferen
     // again, in meter units, exactly when they arrived after the anchor's `S` (the surface at its step/start, e.g. an
     // overflow recovery inside the step). So the gap is the usage gap plus 0 or the meter's framing gap, and only
     // when some framed text differs at all.
-    const usageGap = anchored ? anchorTokens(base) - anchorTokens(other) : 0
+    const usageGap = anchored ? baseLine.tokens - otherLine.tokens : 0
     const framed = framing !== 0 || marker !== 0
     const rules = [
       ...(d03 === 0 ? [] : ['D-03']), ...(framing === 0 ? [] : ['§14.1 checkpoint framing']), ...(marker === 0 ? [] : ['§14.1 pruning marker']),
@@ -214,7 +215,7 @@ export function compareLogs(base: LogSide, other: LogSide): DifferentialDifferen
 function predictedGap(base: LogSide, other: LogSide): { tokens: number; rules: string[]; note: string } {
   const systemNodes = EventLog.fromEvents(base.events, { dialect: base.dialect }).state.surface.nodes
     .filter((seq) => kindOf(base.events[seq]) === 'system').length
-  const anchored = baselineOf(base) === 'usage' && baselineOf(other) === 'usage'
+  const anchored = baselineOf(base).kind === 'usage' && baselineOf(other).kind === 'usage'
   const d03 = anchored ? 0 : 4 * systemNodes
   const framing = framedTokens(base, 'checkpoint') - framedTokens(other, 'checkpoint')
   const marker = framedTokens(base, 'pruned') - framedTokens(other, 'pruned')
@@ -301,15 +302,9 @@ function cascade(base: LogSide, other: LogSide, rule: string): DifferentialDiffe
   return out
 }
 
-/** The meter's baseline kind at the end of the log (§2.5): usage, estimated or none. */
-function baselineOf(side: LogSide): string {
-  return new TokenMeter({ events: side.events }, { dialect: side.dialect }).measure().baseline.kind
-}
-
-/** The usage-anchored baseline's tokens at the end of the log (§2.5; 0 when the baseline is not `usage`). */
-function anchorTokens(side: LogSide): number {
-  const { baseline } = new TokenMeter({ events: side.events }, { dialect: side.dialect }).measure()
-  return baseline.kind === 'usage' ? baseline.tokens : 0
+/** The meter's baseline at the end of the log (§2.5): its kind (usage, estimated or none) and its tokens. */
+function baselineOf(side: LogSide): { kind: string; tokens: number } {
+  return new TokenMeter({ events: side.events }, { dialect: side.dialect }).measure().baseline
 }
 
 /**
