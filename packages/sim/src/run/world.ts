@@ -2,7 +2,7 @@
  * The provider side of a simulated run (design §4 items 4–5): a `MockProvider` serving the scenario's
  * transcript turn by turn, with the scenario's §13.1/§13.2/§13.3 faults translated into the mock's fault
  * vocabulary (`provider/faults.ts`) and the few in-process hooks some faults need (a virtual timeout for
- * `TIMEOUT`, a turn abort for FAULT-10/22, a route switch for FAULT-44). The crash harness builds the same
+ * `TIMEOUT`, a caller abort for FAULT-10/22 (the turn's signal, or a manual `compactNow`'s), a route switch for FAULT-44). The crash harness builds the same
  * world in its child process: `createWorld(...)`, mount `world.provider` (msw), and pass `world.hooks` to
  * `runReferenceSession`. Subject hooks carry what is not on the wire: direct API use without request headers
  * (FAULT-09) and storage faults on the engine's bracket appends (FAULT-60…63; a FAULT-60/61 orphan is the live
@@ -359,7 +359,8 @@ export function createWorld(options: WorldOptions): World {
     counts.hooks[id] = fresh
     return fresh
   }
-  let turnAbort: AbortController | null = null
+  // The signal of whatever caller is running now: the turn (beginTurn) or a manual compactNow (beginManual).
+  let callerAbort: AbortController | null = null
   let timeout: AbortController | null = null
   let abortOnCompaction = false
   const cancelling = scenario.faults.find((f) => f.kind === 'FAULT-10')
@@ -387,7 +388,7 @@ export function createWorld(options: WorldOptions): World {
       if (abortOnCompaction && request.purpose === 'compaction') {
         // FAULT-10: the user cancels while overflow recovery's summary call is in flight (it arrives aborted).
         abortOnCompaction = false
-        turnAbort?.abort(new Error('FAULT-10: cancelled during overflow recovery'))
+        callerAbort?.abort(new Error('FAULT-10: cancelled during overflow recovery'))
       }
       const before = faulted.fired.length
       const planned = faulted.next(request)
@@ -398,8 +399,9 @@ export function createWorld(options: WorldOptions): World {
       if (hit !== undefined && request.purpose === 'compaction') summaries.count(request)
       const outcome = withLatency(planned)
       if (outcome.kind === 'hang') {
-        // The client gives up: its virtual timeout elapses (TIMEOUT) or the turn is aborted (ABORTED, FAULT-22).
-        const target = outcome.expectedCode === 'ABORTED' ? turnAbort : timeout
+        // The client gives up: its virtual timeout elapses (TIMEOUT) or its caller aborts (ABORTED, FAULT-22): the turn,
+        // or a manual compactNow's caller signal (§7.10) — the finished turn's signal would abort nothing and leave it hanging.
+        const target = outcome.expectedCode === 'ABORTED' ? callerAbort : timeout
         setImmediate(() => target?.abort(new Error(`${outcome.expectedCode ?? 'TIMEOUT'}: the mock provider never answered`)))
       }
       return outcome
@@ -422,8 +424,12 @@ export function createWorld(options: WorldOptions): World {
         hookCounter(switchFault.id).fired++
       }
       changed()
-      turnAbort = new AbortController()
-      return turnAbort.signal
+      callerAbort = new AbortController()
+      return callerAbort.signal
+    },
+    beginManual: (): AbortSignal => {
+      callerAbort = new AbortController()
+      return callerAbort.signal
     },
     adapterTimeout: (): AbortSignal => {
       timeout = new AbortController()

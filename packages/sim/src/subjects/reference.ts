@@ -197,8 +197,13 @@ async function drive(
     outcomes.push({ turn: outcome.turn, reason: outcome.reason })
     for (const action of scenario.manual) {
       if (action.kind !== 'compactNow' || action.afterTurn !== turn) continue
+      // The world's caller signal (FAULT-22 aborts it while the summary call hangs, §7.10); none → no caller signal.
+      const signal = hooks.beginManual?.({ kind: 'compactNow', afterTurn: turn })
       try {
-        await agent.compactNow(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId })
+        await agent.compactNow({
+          ...(signal === undefined ? {} : { signal }),
+          ...(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId }),
+        })
       } catch (err) {
         warn(`manual compactNow after turn ${turn} failed: ${err instanceof Error ? err.message : String(err)}`)
       }

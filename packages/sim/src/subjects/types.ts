@@ -17,6 +17,13 @@ export interface TurnControl {
   setModel(model: string): void
 }
 
+/** A manual action as the world is told of it (`SubjectHooks.beginManual`). */
+export interface ManualCall {
+  readonly kind: 'compactNow'
+  /** The action's `afterTurn` (0 = before the first turn). */
+  readonly afterTurn: number
+}
+
 /** Read-only views of a running session that fault targeting needs (`SubjectHooks.observeSession`). */
 export interface SessionView {
   /** The session's virtual clock, without advancing it (what a capture's `time` reads at dispatch), in epoch ms. */
@@ -37,6 +44,12 @@ export interface SubjectHooks {
   observeSession?: (view: SessionView) => void
   /** Before 1-based `turn` runs: aligns the provider's replies; returns the turn's abort signal (FAULT-10, FAULT-22). */
   beginTurn?: (turn: number, control: TurnControl) => AbortSignal | undefined
+  /**
+   * Before each manual `compactNow` (§3.7) of `scenario.manual` runs: returns the caller signal to pass to it. A
+   * manual compaction has no turn, so without this signal the world has nothing to abort when a FAULT-22 summary
+   * call hangs (§7.10: the bracket closes `end{error}` and the caller's exact abort reason is thrown).
+   */
+  beginManual?: (call: ManualCall) => AbortSignal | undefined
   /** A fresh per-call timeout signal for the HTTP adapter (the world aborts it when a `TIMEOUT` fault hangs). */
   adapterTimeout?: () => AbortSignal
   /** Stream middleware installed on the subject's runtime, in order (FAULT-17 throws, FAULT-32 reroutes). */
@@ -129,7 +142,8 @@ export interface SubjectSessionResult {
  * - `imageOffload` — [seed-only] image offload (§6): `image/offload` on IMAGE_OFFLOAD_REQUIRED (FAULT-12…15, 29, 30).
  * - `summaryError` — [seed-only] logs `compaction/summary-error` for a failed summary (§1.4.16).
  * - `seriesHeaders` — [seed-only] `request/header` reason `series` / `startsSeries` (§10.3), when a scenario expects them.
- * - `abort` — honours the turn's abort signal from `hooks.beginTurn` (FAULT-10, FAULT-22).
+ * - `abort` — honours the turn's abort signal from `hooks.beginTurn` (FAULT-10, FAULT-22) and a manual compaction's
+ *   caller signal from `hooks.beginManual` (FAULT-22 on a `compactNow` summary call).
  * - `timeouts` — passes `hooks.adapterTimeout()` to each provider call (FAULT-21).
  * - `routeSwitch` — applies `TurnControl.setModel` (FAULT-44).
  * - `middleware` — installs `hooks.middleware` on its runtime (FAULT-17, FAULT-32).
