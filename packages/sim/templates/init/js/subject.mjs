@@ -159,7 +159,12 @@ async function runTurns(options, log, clock) {
     outcomes.push({ turn: outcome.turn, reason: outcome.reason })
     for (const action of scenario.manual) {
       if (action.kind !== 'compactNow' || action.afterTurn !== turn) continue
-      await agent.compactNow(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId })
+      // The caller signal the world aborts for FAULT-22 on the summary call (§7.10); without it that call hangs.
+      const manualSignal = hooks.beginManual?.({ kind: 'compactNow', afterTurn: turn })
+      await agent.compactNow({
+        ...(manualSignal === undefined ? {} : { signal: manualSignal }),
+        ...(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId }),
+      })
         .catch((/** @type {unknown} */ err) => warn(`compactNow after turn ${turn} failed: ${String(err)}`))
     }
   }
