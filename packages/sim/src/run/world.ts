@@ -66,6 +66,17 @@ export class TurnReplyPlan implements ReplyPlan {
   }
 
   /**
+   * Points the plan after the last reply of 1-based `turn` (0: before the first turn), where a manual `compactNow`
+   * after that turn stands, unless it already stands in that turn (it ran here: its position is where the turn
+   * really ended). A restored session's first manual action (issue #16) gets the position it would have had.
+   */
+  afterTurn(turn: number): void {
+    if (turn === this.turn) return
+    this.turn = turn
+    this.step = this.turns[turn - 1]?.length ?? 0
+  }
+
+  /**
    * The session position of the next request (fault targeting's `turn`/`step`): the turn last started (null before
    * the first) and the 1-based step whose reply the turn asks for next, so a retry keeps its step and a compaction
    * belongs to the step it precedes or recovers (after the turn's last reply: that count + 1).
@@ -427,7 +438,8 @@ export function createWorld(options: WorldOptions): World {
       callerAbort = new AbortController()
       return callerAbort.signal
     },
-    beginManual: (): AbortSignal => {
+    beginManual: (call): AbortSignal => {
+      base.afterTurn(call.afterTurn)
       callerAbort = new AbortController()
       return callerAbort.signal
     },

@@ -316,6 +316,7 @@ export interface FaultConfig {
 /** `#/definitions/CompactNowAction`. */
 export interface CompactNowAction {
   action: 'compactNow'
+  /** Turns completed before the call; 0 = before the first turn. After a crash restore, due ones of the crash turn run first. */
   afterTurn: number
   sourceCommandId?: string
 }

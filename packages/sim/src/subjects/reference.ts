@@ -4,7 +4,8 @@
  * `OpenAiCompatibleAdapter` (wires `openai`, `deepseek`) or `AnthropicMessagesAdapter` (wire `anthropic`). It
  * feeds the transcript's user turns, answers tool calls with the transcript's results (with their `error` and
  * `meta`, logged in the transcript's order: `transcriptResultOrder`), enters the transcript's steering messages
- * when the next step opens (`transcriptSteering`), runs the scenario's manual actions, and records turn
+ * when the next step opens (`transcriptSteering`), runs the scenario's manual actions (`compactNow` after its turn,
+ * `afterTurn: 0` before the first; each one that writes nothing leaves a warning saying why), and records turn
  * outcomes, warnings and the §1.1 request capture.
  *
  * Contract (the crash harness calls it from a child process):
@@ -16,7 +17,7 @@
  * - `resume: true`: the stored log is read (a torn tail truncated), restored (§11.4: repair closers, then
  *   `session/end-seed` unless it already ends with one) — restore's events are appended to the file — and the
  *   session continues with transcript turn k+1, where k is the log's last turn (an interrupted turn is not
- *   re-run). Everything the continuation depends on is recovered from the log: the provider world is told
+ *   re-run), after the manual `compactNow` actions due after turn k whose bracket the log does not show begun. Everything the continuation depends on is recovered from the log: the provider world is told
  *   each turn before it runs (`hooks.beginTurn`), so it serves that turn's replies; ids continue from the
  *   log's length; the clock continues after the log's last time.
  * - `onDurable(event)` is the store's hook: it runs synchronously after the event's line is fsync'ed, in seq
@@ -189,27 +190,53 @@ async function drive(
   hooks.observeSession?.({ now: () => clock.peek(), originMs: CLOCK_ORIGIN_MS, logLength: () => log.length })
   const startedAfterTurn = log.state.lastTurn
   const outcomes: SubjectTurnOutcome[] = []
+  /** Runs the scenario's `compactNow` actions due after `turn` (§3.7), skipping the first `done` of them. */
+  const runManual = async (turn: number, done: number): Promise<void> => {
+    const due = scenario.manual.filter((a) => a.kind === 'compactNow' && a.afterTurn === turn)
+    for (const action of due.slice(done)) {
+      if (action.kind !== 'compactNow') continue
+      const when = turn === 0 ? 'before the first turn' : `after turn ${turn}`
+      // The world's caller signal (FAULT-22 aborts it while the summary call hangs, §7.10); none → no caller signal.
+      const signal = hooks.beginManual?.({ kind: 'compactNow', afterTurn: turn })
+      try {
+        const result = await agent.compactNow({
+          ...(signal === undefined ? {} : { signal }),
+          ...(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId }),
+        })
+        // §3.7 step 3c: nothing compactable → null, nothing written. Said, so the action is never silently without effect.
+        if (result === null) warn(`manual compactNow ${when}: nothing to compact (§3.7: null, nothing written)`)
+      } catch (err) {
+        warn(`manual compactNow ${when} failed: ${err instanceof Error ? err.message : String(err)}`)
+      }
+    }
+  }
+  // The actions due after the turn this session starts after run first (issue #16: they used to be dropped):
+  // `afterTurn: 0` on a new session, and after a restore (§11.4) those of the crash turn — minus the ones whose
+  // bracket the crashed process had already started (a restored log shows them; a re-run would compact twice).
+  await runManual(startedAfterTurn, manualBracketsAfterLastTurn(log.events))
   for (let turn = startedAfterTurn + 1; turn <= transcript.turns.length; turn++) {
     const input = transcript.turns[turn - 1]
     if (input === undefined) break
     const signal = hooks.beginTurn?.(turn, { setModel: (model) => { agent.setRoute({ ...route, model }) } })
     const outcome = await agent.runTurn({ content: structuredClone(input.user) }, signal)
     outcomes.push({ turn: outcome.turn, reason: outcome.reason })
-    for (const action of scenario.manual) {
-      if (action.kind !== 'compactNow' || action.afterTurn !== turn) continue
-      // The world's caller signal (FAULT-22 aborts it while the summary call hangs, §7.10); none → no caller signal.
-      const signal = hooks.beginManual?.({ kind: 'compactNow', afterTurn: turn })
-      try {
-        await agent.compactNow({
-          ...(signal === undefined ? {} : { signal }),
-          ...(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId }),
-        })
-      } catch (err) {
-        warn(`manual compactNow after turn ${turn} failed: ${err instanceof Error ? err.message : String(err)}`)
-      }
-    }
+    await runManual(turn, 0)
   }
   return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
+}
+
+/**
+ * How many manual brackets (`compaction/start` with `turn: null`, §3.7) the log holds after its last `turn/start`
+ * (in the whole log when it has none): the `compactNow` calls due after that turn that already began. A call that
+ * returned null or `busy` wrote nothing; it runs again after a restore, which writes nothing again.
+ */
+export function manualBracketsAfterLastTurn(events: readonly LogEvent[]): number {
+  let count = 0
+  for (const event of events) {
+    if (event.type === 'turn/start') count = 0
+    else if (event.type === 'compaction/start' && event.data.turn === null) count++
+  }
+  return count
 }
 
 /** The meter's §2.5 `totalTokens` now, or null for a log it cannot replay (the engine reports that itself). */

@@ -4,6 +4,8 @@
  *
  * - FAULT-22 on a manual `compactNow` summary call (§13.2, §7.10): the world aborted the finished turn's signal,
  *   the hang never ended and Node exited 13 with the log ending at `compaction/start`.
+ * - Manual actions dropped silently: `afterTurn: 0` never fired, and a `compactNow` due after the crash turn never
+ *   ran after the restore (§11.4). Now both run; one whose bracket the crashed process began is not run twice.
  */
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -11,6 +13,7 @@ import type { LogEvent } from '@compaction-sim/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ScenarioReport } from '../../src/report/types.ts'
 import { runScenario } from '../../src/run/run-scenario.ts'
+import { manualBracketsAfterLastTurn } from '../../src/subjects/reference.ts'
 import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
 
 let tmp: { dir: string; cleanup: () => Promise<void> }
@@ -46,5 +49,56 @@ describe('FAULT-22 on a manual compactNow summary call', () => {
     ])
     expect(report.warnings).toEqual(['manual compactNow after turn 1 failed: ABORTED: the mock provider never answered'])
     expect(report.outcomes?.map((o) => o.kind)).toEqual(['completed', 'completed'])
+  })
+})
+
+/** `type` and, for turn and bracket events, `turn` and `sourceCommandId`, of every event from `from` on. */
+function shape(events: readonly LogEvent[], from: number): string[] {
+  return events.filter((e) => e.seq >= from && /^(turn\/|compaction\/(start|end)|session\/)/.test(e.type)).map((e) => {
+    const d = e.data as { turn?: number | null; sourceCommandId?: string }
+    return [e.type, d.turn === undefined ? '' : ` turn=${String(d.turn)}`, d.sourceCommandId === undefined ? '' : ` ${d.sourceCommandId}`].join('')
+  })
+}
+
+describe('manual actions are never dropped', () => {
+  it('afterTurn 0 runs compactNow before the first turn: the empty session has nothing to compact, and a warning says so', async () => {
+    const { report, events } = await run('scenarios/policy/compact-now-before-first-turn.yaml')
+    expect(report.status).toBe('passed')
+    expect(report.warnings).toEqual(['manual compactNow before the first turn: nothing to compact (§3.7: null, nothing written)'])
+    expect(shape(events, 0)).toEqual([
+      'turn/start turn=1', 'turn/end turn=1',
+      'compaction/start turn=null cmd-after-turn-1', 'compaction/end turn=null cmd-after-turn-1',
+      'turn/start turn=2', 'turn/end turn=2',
+    ])
+  })
+
+  it('a compactNow due after the crash turn runs after the restore, before the next turn', async () => {
+    const { report, events } = await run('scenarios/crash/fault-50-manual-compact-now-at-crash-turn.yaml')
+    expect(report.status).toBe('passed')
+    const endSeed = events.find((e) => e.type === 'session/end-seed')?.seq ?? -1
+    expect(shape(events, endSeed)).toEqual([
+      'session/end-seed',
+      'compaction/start turn=null cmd-after-crash', 'compaction/end turn=null cmd-after-crash',
+      'turn/start turn=3', 'turn/end turn=3',
+    ])
+  })
+
+  it('a compactNow whose bracket began before the crash is not run again after the restore', async () => {
+    const { report, events } = await run('scenarios/crash/fault-50-in-manual-bracket.yaml')
+    expect(report.status).toBe('passed')
+    expect(shape(events, 0).slice(2)).toEqual([
+      'compaction/start turn=null cmd-compact-1', 'session/end-seed', 'turn/start turn=2', 'turn/end turn=2',
+    ])
+    expect(report.warnings).toBeUndefined()
+  })
+
+  it('counts the manual brackets after the last turn/start (the whole log before the first turn)', () => {
+    const ev = (type: string, data: Record<string, unknown> = {}): LogEvent => ({ seq: 0, time: 0, type, data }) as unknown as LogEvent
+    const manual = ev('compaction/start', { turn: null })
+    const owned = ev('compaction/start', { turn: 1 })
+    expect(manualBracketsAfterLastTurn([])).toBe(0)
+    expect(manualBracketsAfterLastTurn([manual])).toBe(1)
+    expect(manualBracketsAfterLastTurn([manual, ev('turn/start'), owned, ev('turn/end'), manual, manual])).toBe(2)
+    expect(manualBracketsAfterLastTurn([manual, manual, ev('turn/start'), owned])).toBe(0)
   })
 })
