@@ -1,3 +1,3 @@
 #!/usr/bin/env node
-import { main } from './main.ts'
-process.exitCode = await main(process.argv.slice(2))
+import { runGuarded } from './settle-guard.ts'
+await runGuarded(async () => (await import('./main.ts')).main(process.argv.slice(2)))

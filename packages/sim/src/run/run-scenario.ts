@@ -41,6 +41,7 @@ import { timelineOf } from './timeline.ts'
 import { driftOf, joinProviderCounts, withProviderLine, withReplayedMeter, type ProviderCountJoin } from './drift.ts'
 import { createWorld, faultLabel, unsupportedReason, worldRoutes, type WorldCounters } from './world.ts'
 import { readChildCounters } from '../world/crash-counters.ts'
+import { trackPending } from './pending-work.ts'
 import { isCheckpointEvent } from '../world/crash.ts'
 import { plural } from '../plural.ts'
 import { DshSubjectMissingError, loadDshSubject } from '../subjects/dsh-loader.ts'
@@ -492,10 +493,15 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS, ...(prior === undefined ? {} : { prior }) })
   world.countEarlierRequests(childRequests) // summary attempts continue after a restore (issue #15)
   mount.current = world.provider
+  // Issue #16: a session that can never settle (a subject or provider call nobody answers, no timer left) is named by
+  // the CLI's settle guard (exit 3) instead of Node's silent exit 13.
+  const settled = trackPending(() => `scenario ${shown} [${subject.name} seed=${seed}]: the subject's session, ${world.activity()}`
+    + ` (replay: ${head.replay})`)
   try {
     const session = { scenario, transcript, logPath, baseUrl: MOCK_BASE_URL, seed, hooks: world.hooks, onRequest: joined().onRequest }
     sessions.push(await subject.runSession(resume ? { ...session, resume: true } : session))
   } finally {
+    settled()
     mount.current = null
   }
   let requests = renumber([...childRequests, ...sessions.flatMap((s, i) => joins[i]?.annotate(s.requests) ?? s.requests)])

@@ -318,6 +318,12 @@ export interface World {
   logLength(): number | null
   /** The scenario's non-crash faults that never fired, each with why (optional ones included: the caller filters). */
   unfired(): UnfiredFault[]
+  /**
+   * Where the subject's session stands, for the report of a run that never settled (issue #16, `pending-work.ts`):
+   * the turn or manual call it began last and the last request the mock answered, e.g.
+   * `in the manual compactNow after turn 1; request #2 (compaction) answered hang`.
+   */
+  activity(): string
 }
 
 /** Options of `createWorld`. */
@@ -376,6 +382,11 @@ export function createWorld(options: WorldOptions): World {
   let abortOnCompaction = false
   const cancelling = scenario.faults.find((f) => f.kind === 'FAULT-10')
   let latencyMs = 0
+  // What `activity()` reports: the caller the subject began last, and the mock's last answer.
+  let phase = 'before the first turn or manual call'
+  let lastAnswer: { index: number; purpose: string; outcome: PlannedOutcome } | null = null
+  const answerText = (a: NonNullable<typeof lastAnswer>): string => `request #${a.index} (${a.purpose}) answered ${a.outcome.kind}`
+    + (a.outcome.kind === 'hang' ? ` (never answers: the caller must give up, ${a.outcome.expectedCode ?? 'TIMEOUT'})` : '')
   const callerTimeoutMs = options.callerTimeoutMs ?? null
   // A reply's virtual latency elapses before its first byte; past the caller's timeout it never arrives.
   const withLatency = (outcome: PlannedOutcome): PlannedOutcome => {
@@ -409,6 +420,7 @@ export function createWorld(options: WorldOptions): World {
       // A fault answered instead of the base plan: the summary attempt still happened (`run/summaries.ts`).
       if (hit !== undefined && request.purpose === 'compaction') summaries.count(request)
       const outcome = withLatency(planned)
+      lastAnswer = { index: request.index, purpose: request.purpose, outcome }
       if (outcome.kind === 'hang') {
         // The client gives up: its virtual timeout elapses (TIMEOUT) or its caller aborts (ABORTED, FAULT-22): the turn,
         // or a manual compactNow's caller signal (§7.10) — the finished turn's signal would abort nothing and leave it hanging.
@@ -435,11 +447,13 @@ export function createWorld(options: WorldOptions): World {
         hookCounter(switchFault.id).fired++
       }
       changed()
+      phase = `in turn ${turn}`
       callerAbort = new AbortController()
       return callerAbort.signal
     },
     beginManual: (call): AbortSignal => {
       base.afterTurn(call.afterTurn)
+      phase = `in the manual compactNow ${call.afterTurn === 0 ? 'before the first turn' : `after turn ${call.afterTurn}`}`
       callerAbort = new AbortController()
       return callerAbort.signal
     },
@@ -481,6 +495,7 @@ export function createWorld(options: WorldOptions): World {
       })
     },
     countEarlierRequests: (requests) => { summaries.countEarlier(requests) },
+    activity: () => (lastAnswer === null ? `${phase}; no request yet` : `${phase}; last ${answerText(lastAnswer)}`),
   }
 }
 
