@@ -62,6 +62,9 @@ export class ConcurrencyPlan {
   /** The caller signal of the manual compaction in flight (`abort-caller`). */
   private caller: AbortController | null = null
   private foreign = 0
+  /** How far the summary call in flight got (a seeded action's warning says where it landed). */
+  private chunks = 0
+  private resolved = false
 
   constructor(items: readonly ResolvedConcurrent[], seed: number, ctx: ConcurrencyContext) {
     this.items = items
@@ -99,6 +102,7 @@ export class ConcurrencyPlan {
       summarize: async (input: SummaryInput, signal?: AbortSignal): Promise<SummaryOutput> => {
         this.span = this.spanOf(input)
         const output = await inner.summarize(input, signal)
+        this.resolved = true
         await this.at({ kind: 'after-resolve' })
         return output
       },
@@ -146,20 +150,30 @@ export class ConcurrencyPlan {
 
   private async *summaryStream(inner: LlmAdapter, options: GenerateOptions): AsyncGenerator<StreamChunk> {
     const n = ++this.summaries
+    this.chunks = 0
+    this.resolved = false
     const seeded = this.items.filter((i) => i.during === 'summary' && i.occurrence === n && i.at === 'seed')
     const s = this.scheduler
     if (s !== null) {
       // Each seeded action is one scheduled task; the points of the call below are the others (fuzz `duringSummary`).
       for (const item of seeded) {
-        this.pending.push(s.schedule(Promise.resolve(), `${label(item)}`).then(() => { this.run(item, `summary ${n} (seed)`) }))
+        this.pending.push(s.schedule(Promise.resolve(), `${label(item)}`).then(() => { this.run(item, `summary ${n} ${this.progress(n)} (seed)`) }))
       }
     }
     await this.at({ kind: 'before-first-chunk' }, n)
     let chunk = 0
     for await (const c of inner.stream(options)) {
       yield c
-      await this.at({ kind: 'after-chunk', chunk: ++chunk }, n)
+      this.chunks = ++chunk
+      await this.at({ kind: 'after-chunk', chunk }, n)
     }
+  }
+
+  /** Where summary call `n` is now: before its first chunk, after chunk k, after it resolved, or past it. */
+  private progress(n: number): string {
+    if (n !== this.summaries) return 'after the call'
+    if (this.resolved) return 'after-resolve'
+    return this.chunks === 0 ? 'before-first-chunk' : `after chunk ${this.chunks}`
   }
 
   /** Runs the named items of `point` of summary call `n` (default: the one in flight), then lets the scheduler interleave. */
