@@ -314,6 +314,8 @@ export interface World {
   logLength(): number | null
   /** The scenario's non-crash faults that never fired, each with why (optional ones included: the caller filters). */
   unfired(): UnfiredFault[]
+  /** Indexes of the scenario's `concurrent:` items the subject never reported running (`hooks.concurrentRan`). */
+  concurrentNotRun(): number[]
 }
 
 /** Options of `createWorld`. */
@@ -366,6 +368,7 @@ export function createWorld(options: WorldOptions): World {
     counts.hooks[id] = fresh
     return fresh
   }
+  const ranItems = new Set<number>()
   let turnAbort: AbortController | null = null
   let timeout: AbortController | null = null
   let abortOnCompaction = false
@@ -440,7 +443,8 @@ export function createWorld(options: WorldOptions): World {
     unroutableSummarizer: scenario.faults.some((f) => f.kind === 'FAULT-31'),
     directApi: scenario.faults.some((f) => f.kind === 'FAULT-09'),
     ...appendFaultHook(scenario, hookCounter, changed),
-    concurrentRan: () => {
+    concurrentRan: (index) => {
+      ranItems.add(index)
       // Any item racing fires every §13.6/§13.7 fault the scenario declares (they name what the items provoke).
       for (const fault of scenario.faults) if (realise(fault).kind === 'concurrent') hookCounter(fault.id).fired++
       changed()
@@ -475,6 +479,7 @@ export function createWorld(options: WorldOptions): World {
       })
     },
     countEarlierRequests: (requests) => { summaries.countEarlier(requests) },
+    concurrentNotRun: () => scenario.concurrent.flatMap((c) => (ranItems.has(c.index) ? [] : [c.index])),
   }
 }
 

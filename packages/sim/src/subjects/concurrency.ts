@@ -21,6 +21,7 @@ import {
   type CompactionEngine, type LogEvent, type StreamChunk, type Summarizer, type SummaryInput, type SummaryOutput,
 } from '@compaction-sim/core'
 import fc, { type Scheduler } from 'fast-check'
+import { plural } from '../plural.ts'
 import type { ResolvedConcurrent } from '../scenario/resolve.ts'
 
 /** What the plan needs from the running session (the subject owns engine, agent and log). */
@@ -144,7 +145,8 @@ export class ConcurrencyPlan {
   reportUnrun(): void {
     for (const item of this.items) {
       if (this.ran.has(item.index)) continue
-      this.ctx.warn(`${label(item)} never ran: ${whereOf(item)} was not reached (the run made ${this.summaries} summary calls and ${this.flushes} manual flushes)`)
+      const made = `${plural(this.summaries, 'summary call')} and ${plural(this.flushes, 'manual flush', 'manual flushes')}`
+      this.ctx.warn(`${label(item)} never ran: ${whereOf(item)} was not reached (the run made ${made})`)
     }
   }
 

@@ -131,6 +131,21 @@ describe('concurrent: every point kind on the reference subject (the §13.6/§13
   }, 60_000)
 })
 
+describe('concurrent: an item whose point never comes', () => {
+  it('fails the scenario with a concurrent[<i>] expectation naming where it was due', async () => {
+    const text = await readFile(join(REPO_ROOT, 'scenarios/faults/fault-77-surface-append-during-manual-summary.yaml'), 'utf8')
+    const path = join(tmp.dir, 'never.yaml')
+    await writeFile(path, text.replace('- during: summary\n', '- during: summary\n  occurrence: 5\n'))
+    const report = await runScenario(path, { outDir: join(tmp.dir, 'never'), cwd: tmp.dir })
+    expect(report.status).toBe('failed')
+    const item = report.expectations?.find((e) => e.name === 'concurrent[0]')
+    expect(item).toMatchObject({ passed: false, expected: 'runs at its point' })
+    expect(item?.actual).toBe('concurrent[0] append-surface never ran: summary call 5 chunk 1 was not reached (the run made 1 summary call and 1 manual flush)')
+    // The scenario's FAULT-77 never fired either.
+    expect(report.expectations?.find((e) => e.name === 'faults.fault-1')?.passed).toBe(false)
+  }, 60_000)
+})
+
 describe('concurrent: at: seed (the seed-driven fast-check scheduler)', () => {
   /** FAULT-77's scenario with the append's point left to the scheduler. */
   async function seeded(): Promise<string> {
