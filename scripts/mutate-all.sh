@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the mutation run module by module (each run adds to reports/mutation/incremental.json), logging to
-# reports/mutation/run-<module>.log. The checker runs chunk by chunk, so an interrupted run keeps the chunks
-# already done. Extra arguments go to every `stryker run`. Commit reports/mutation/incremental.json after it.
+# Runs the mutation run module by module (each keeps its state in reports/mutation/state/<module>.json and its
+# report in reports/mutation/modules/<module>.json), logging to reports/mutation/run-<module>.log. The checker
+# runs chunk by chunk, so an interrupted run keeps the chunks already done. Extra arguments go to every
+# `stryker run`. Commit reports/mutation/{state,modules}/ after it; scripts/mutation-survivors.mjs sums them up.
 set -u
 cd "$(dirname "$0")/.."
 for m in ${MUTATE_ORDER:-policy range prune meter compaction checker-meter checker-policy checker-offload checker-surface checker-bracket checker-model checker-input checker-run}; do

@@ -4,9 +4,9 @@
  * `stryker.config.mjs` (what to mutate) and `vitest.mutate.config.ts` (what to run).
  *
  * `MUTATE_MODULES` (comma-separated names of `MODULES` or `GROUPS`, default all) narrows one run to some
- * modules, e.g. `MUTATE_MODULES=policy,range pnpm mutate`. Results of every run accumulate in the one
- * incremental file (`reports/mutation/incremental.json`, committed), so module-by-module runs add up to the
- * whole report. The sim checker is split into chunks (`checker-bracket`, `checker-model`, …) small enough
+ * modules, e.g. `MUTATE_MODULES=policy,range pnpm mutate`. Each module set keeps its own incremental state
+ * (`reports/mutation/state/<set>.json`, committed) and JSON report (`reports/mutation/modules/<set>.json`), so
+ * module-by-module runs (`scripts/mutate-all.sh`) add up to the whole report (`scripts/mutation-survivors.mjs`). The sim checker is split into chunks (`checker-bracket`, `checker-model`, …) small enough
  * to score one per session; the group name `checker` still means all of them. An unknown name throws,
  * naming the valid ones.
  */
@@ -89,4 +89,14 @@ export function selectedModules() {
  */
 export function selected(field) {
   return [...new Set(selectedModules().flatMap((name) => MODULES[name]?.[field] ?? []))]
+}
+
+/**
+ * The name of the selected module set, for its state file and report (`stryker.config.mjs`): the selected
+ * modules joined by `+` (one module: its name), or `all` when every module is selected.
+ * @returns {string}
+ */
+export function stateKey() {
+  const names = selectedModules()
+  return names.length === Object.keys(MODULES).length ? 'all' : names.join('+')
 }

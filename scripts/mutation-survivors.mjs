@@ -1,16 +1,34 @@
 // @ts-check
 /**
- * Prints the score per module and every surviving or uncovered mutant of the last mutation run, from
- * `reports/mutation/mutation.json` (or the file given as the first argument): one line per mutant with
+ * Prints the score per module and every surviving or uncovered mutant of the mutation run, from every module
+ * report in `reports/mutation/modules/` (or the report files given as arguments): one line per mutant with
  * `file:line:column`, the mutator and the replacement. Checker files count under their chunk
- * (`scripts/mutation-scope.mjs`). Exit 0 always; it only reads the report.
+ * (`scripts/mutation-scope.mjs`). A source file in several reports counts once, from the newest report.
+ * Exit 0, or 2 when there is no report to read; it only reads.
  */
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
 import { MODULES } from './mutation-scope.mjs'
 
-const file = process.argv[2] ?? 'reports/mutation/mutation.json'
-/** @type {{ files: Record<string, { source: string; mutants: Array<{ mutatorName: string; replacement?: string; status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } } }> }> }} */
-const report = JSON.parse(readFileSync(file, 'utf8'))
+const DIR = 'reports/mutation/modules'
+/** @type {string[]} */
+let files = process.argv.slice(2)
+if (files.length === 0) {
+  try {
+    files = readdirSync(DIR).filter((f) => f.endsWith('.json')).map((f) => join(DIR, f))
+  } catch {
+    files = []
+  }
+  if (files.length === 0) {
+    console.error(`mutation-survivors: no module report in ${DIR}/ (run \`pnpm mutate\` or scripts/mutate-all.sh first)`)
+    process.exit(2)
+  }
+}
+files.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)
+/** @typedef {{ source: string; mutants: Array<{ mutatorName: string; replacement?: string; status: string; location: { start: { line: number; column: number }; end: { line: number; column: number } } }> }} FileResult */
+/** @type {{ files: Record<string, FileResult> }} */
+const report = { files: {} }
+for (const file of files) Object.assign(report.files, JSON.parse(readFileSync(file, 'utf8')).files)
 
 /** The module of a source path: core's top folder under src/, or the checker chunk that names the file. */
 function moduleOf(path) {

@@ -66,6 +66,9 @@ export function dshUnsupportedReason(scenario: ResolvedScenario): string | null 
     if (harness !== undefined) return `${fault.kind}: ${harness} (no §14 rule; harness limit)`
   }
   if (scenario.provider.routes.some((r) => r.imageTokens !== null)) return 'D-09: route-declared imageTokens are not read by 0.1.0-rc.8 (§14 D-09, D-12)'
+  if (scenario.concurrent.length > 0) {
+    return 'concurrent: items (§13.6/§13.7: races at summary-call points, flush, pre-step) are not wired into the official engine by the dsh subject (no §14 rule; harness limit)'
+  }
   if (scenario.manual.length > 0) return 'manual compactNow/compactRegion actions are not wired for the dsh subject (no §14 rule; harness limit)'
   let afterReplacement = false
   for (const entry of scenario.expect.events) {

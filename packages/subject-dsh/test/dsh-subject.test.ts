@@ -91,5 +91,7 @@ describe('dsh subject', () => {
     expect(dshUnsupportedReason(await resolved('scenarios/faults/fault-01-overflow-thrown.yaml'))).toMatch(/^D-05: /)
     expect(dshUnsupportedReason(await resolved('scenarios/crash/fault-52-after-summary.yaml'))).toMatch(/harness limit/)
     expect(dshUnsupportedReason(await resolved('scenarios/smoke/no-pressure.yaml'))).toBeNull()
+    // Issue #16: the §13.6/§13.7 races are a harness limit for this subject, named before any feature check.
+    expect(dshUnsupportedReason(await resolved('scenarios/faults/fault-70-compact-now-during-auto-bracket.yaml'))).toMatch(/^concurrent: items .*harness limit/)
   })
 })

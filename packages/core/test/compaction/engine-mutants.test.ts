@@ -58,6 +58,34 @@ describe('automatic entry points (§3.5, §3.6)', () => {
   })
 })
 
+describe('the pressure loop at exactly the threshold (§3.5 steps 9–11: "below" is strictly less)', () => {
+  /** A bench whose meter reads exactly the threshold on every measurement (the real measurement, total replaced). */
+  function atThreshold(options: { pruner?: boolean }) {
+    const b = bench({ prefix: PRE_STEP_3_2, config: { compactionRetries: 0 }, ...options })
+    const threshold = 3200 // the bench route: 4,000-token window × the default 0.8 ratio
+    const real = b.meter.measure.bind(b.meter)
+    // The measurement keeps its class (getters, methods); only `totalTokens` reads differently.
+    b.meter.measure = () => new Proxy(real(), { get: (m, key) => (key === 'totalTokens' ? threshold : Reflect.get(m, key, m)) })
+    return b
+  }
+
+  it('after the prune a total equal to the threshold still compacts (step 9 stops only strictly below)', async () => {
+    const b = atThreshold({ pruner: true })
+    const err = await rejectionOf(b.engine.compactIfNeeded('pressure'))
+    // The bracket ran, and with the total still at the threshold after it the pass did not converge (step 11).
+    expect(b.written().filter((t) => t.startsWith('compaction/') && t !== 'compaction/prune')).toEqual(['compaction/start', 'compaction/summary', 'compaction/end'])
+    expect(err).toMatchObject({ name: 'CompactionConvergenceError' })
+  })
+
+  it('a bracket leaving the total equal to the threshold has not converged (step 10 returns only strictly below)', async () => {
+    const b = atThreshold({})
+    const err = await rejectionOf(b.engine.compactIfNeeded('pressure'))
+    expect(err).toMatchObject({ name: 'CompactionConvergenceError' })
+    expect(b.written()).toEqual(COMMITTED)
+  })
+
+})
+
 describe('engine defaults', () => {
   it('without warn and info sinks the pre-step still swallows failures and reports nothing', async () => {
     const failing = bench({ compaction: [failReply('SERVER')], engine: { warn: undefined as never, info: undefined as never } })

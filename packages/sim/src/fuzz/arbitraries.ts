@@ -36,7 +36,11 @@ export const FAULT_KINDS = [
 /** One switchable command kind. */
 export type FaultKindName = (typeof FAULT_KINDS)[number]
 
-/** Kinds whose commands have no scenario equivalent (`scenario-writer.ts` refuses runs that used them). */
+/**
+ * Kinds whose commands may have no scenario equivalent (`scenario-writer.ts` refuses runs that used them): crash and
+ * append faults always; `concurrent` and `foreign` only when their interleaving fell outside a summary call (one
+ * inside it exports as a `concurrent:` item, issue #16), so the scenario mix leaves them out.
+ */
 export const IN_PROCESS_ONLY: ReadonlySet<FaultKindName> = new Set(['crash', 'concurrent', 'foreign', 'append-fault'])
 
 /** Which fault kinds are on, with their relative weights (1…10); absent = off. */

@@ -17,6 +17,7 @@ import {
   type ImageAttachmentRef, type TokenUsage, type ToolOutcome, type ToolResultPruneConfig, type TurnOutcome,
 } from '@compaction-sim/core'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
+import type { ConcurrentAction } from '../scenario/types.ts'
 import { VirtualClock } from '../world/clock.ts'
 
 /** The route of every fuzz session. */
@@ -67,12 +68,24 @@ export type TraceManual =
   | { kind: 'compactNow'; afterTurn: number }
   | { kind: 'compactRegion'; turn: number; beforeStep: number; start: number; end: number }
 
+/**
+ * A §13.6 interleaving as the scenario format places it (`concurrent:`, issue #16): the action ran while the
+ * `occurrence`-th summary call was in flight, before its first chunk (where the gated adapter runs `duringSummary`).
+ */
+export interface TraceConcurrent {
+  readonly action: ConcurrentAction
+  /** The §13.6 fault the interleaving exercises (listed in the scenario's `faults`). */
+  readonly fault: 'FAULT-70' | 'FAULT-77' | 'FAULT-78'
+}
+
 /** What the session did, in order: the input of the scenario writer. */
 export interface SessionTrace {
   users: ContentBlock[][]
   requests: TraceRequest[]
   toolResults: TraceToolResult[]
   manual: TraceManual[]
+  /** §13.6 interleavings with a scenario equivalent (`concurrent:` items). */
+  concurrent: TraceConcurrent[]
   /** Commands of the run that have no scenario equivalent (crash, §13.6 interleavings); the writer refuses them. */
   inProcessOnly: string[]
   /** Seqs of the last event kept by each in-process crash (manifest `crashes`). */
@@ -101,7 +114,7 @@ const MAX_SETTLE_ROUNDS = 10_000
 export class SessionDriver {
   readonly config: SessionConfig
   readonly trace: SessionTrace = {
-    users: [], requests: [], toolResults: [], manual: [], inProcessOnly: [], crashes: [], explicitRegionStarts: [], appendFaults: [],
+    users: [], requests: [], toolResults: [], manual: [], concurrent: [], inProcessOnly: [], crashes: [], explicitRegionStarts: [], appendFaults: [],
   }
   readonly captures: CapturedRequest[] = []
   readonly warnings: string[] = []
@@ -217,9 +230,12 @@ export class SessionDriver {
     }
   }
 
-  /** Starts `compactNow` without awaiting it (the §13.6 commands interleave with it). */
-  startCompactNow(): Promise<string> {
-    this.trace.inProcessOnly.push('concurrent compactNow')
+  /**
+   * Starts `compactNow` without awaiting it (the §13.6 commands interleave with it). `record` adds it to the trace's
+   * manual actions (after the last turn); a racing call is recorded by its command once its interleaving is known.
+   */
+  startCompactNow(record = true): Promise<string> {
+    if (record) this.trace.manual.push({ kind: 'compactNow', afterTurn: this.log.state.lastTurn })
     return this.agent.compactNow().then(() => 'ok', (err: unknown) => {
       if (err instanceof ManualCompactionError) return err.code
       throw err
@@ -247,9 +263,8 @@ export class SessionDriver {
     this.build()
   }
 
-  /** Appends a foreign event (another writer, §13.6) to the log. */
+  /** Appends a foreign event (another writer, §13.6) to the log; its command records how it interleaved. */
   foreignAppend(draft: EventDraft): void {
-    this.trace.inProcessOnly.push(`foreign ${draft.type}`)
     if (draft.type === 'user/message') this.log.append(draft)
     else this.log.accept({ ...draft, seq: Seq(this.log.length) } as LogEvent)
   }
@@ -281,6 +296,9 @@ export class SessionDriver {
   record(request: TraceRequest): void {
     this.trace.requests.push(request)
   }
+
+  /** Summary calls dispatched so far (a `concurrent:` item's `occurrence` counts them, 1-based). */
+  get summaryCalls(): number { return this.trace.requests.filter((r) => r.purpose === 'compaction').length }
 
   /** @internal the global request index (all chat requests, scenario `when.requestIndex`). */
   get requestCount(): number { return this.trace.requests.length }

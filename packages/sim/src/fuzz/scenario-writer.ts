@@ -3,8 +3,9 @@
  * each user turn an inline transcript turn, each answered conversation request a step (reply blocks, usage,
  * the tool results of its calls), each injected provider or summarizer fault a `faults` entry pinned by
  * `when.requestIndex` (0-based over all chat requests, the same count the mock uses), each manual call a
- * `manual` action (`compactNow` after its turn, `compactRegion` before its step). Commands without a
- * scenario construct (in-process crash + restore, §13.6 interleavings, foreign appends) make a trace
+ * `manual` action (`compactNow` after its turn, `compactRegion` before its step), each §13.6 interleaving that
+ * landed during a summary call a `concurrent:` item with its FAULT kind (issue #16). Commands without a
+ * scenario construct (in-process crash + restore, interleavings outside a summary call) make a trace
  * non-exportable: `inProcessOnlyReason` says why, and `sim fuzz` excludes them from its scenario mix.
  */
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -81,6 +82,11 @@ export function scenarioOf(
   }
   if (faults.length > 0) scenario.faults = faults
   if (manual.length > 0) scenario.manual = manual
+  if (trace.concurrent.length > 0) {
+    scenario.concurrent = trace.concurrent.map((c) => ({ ...c.action }))
+    const kinds = [...new Set(trace.concurrent.map((c) => c.fault))]
+    scenario.faults = [...faults, ...kinds.map((kind): FaultConfig => ({ id: `concurrent-${kind.toLowerCase()}`, kind }))]
+  }
   return scenario
 }
 

@@ -30,7 +30,9 @@ export function countsOf(events: readonly LogEvent[], requests: number, crashes:
     offloads: count((e) => e.type === 'image/offload'),
     retries: count((e) => e.type === 'llm/retry'),
     summaryErrors: count((e) => e.type === 'compaction/summary-error'),
-    checkpoints: count((e) => e.type === 'user/message' && e.surfaceOp !== undefined && e.surfaceOp !== 'append'),
+    // A checkpoint is a compact-sourced replacement (§1.4.4); another writer's replacement (FAULT-73/74) is not one.
+    checkpoints: count((e) => e.type === 'user/message' && e.surfaceOp !== undefined && e.surfaceOp !== 'append'
+      && (e.data.source as { plugin?: string }).plugin === 'compact'),
     crashes,
   }
 }

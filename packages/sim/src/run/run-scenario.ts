@@ -564,6 +564,11 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     if (miss.fault.optional) continue
     expectations.push({ name: `faults.${miss.fault.id}`, passed: false, expected: 'fires at least once (or `optional: true`)', actual: miss.message })
   }
+  // Issue #16: a `concurrent:` item whose point never came fails the scenario (its warning says where it was due).
+  for (const index of world.concurrentNotRun()) {
+    const why = sessions.flatMap((x) => x.warnings).find((w) => w.startsWith(`concurrent[${index}] `) && w.includes(' never ran: '))
+    expectations.push({ name: `concurrent[${index}]`, passed: false, expected: 'runs at its point', actual: why ?? 'the subject never reported running it' })
+  }
   // Issue #21: a scenario whose expectations describe its own seed's transcript judges only its invariants under another.
   const judged = pinnedToSeed(expectations, scenario, seed)
   const failed = judged.some((e) => !e.passed)

@@ -114,6 +114,7 @@ type Realisation =
   | { kind: 'route-switch' } // FAULT-44
   | { kind: 'hook' } // FAULT-17, 31, 32, 60…63: a subject hook (middleware, unroutable summarizer, append faults)
   | { kind: 'crash' } // §13.4: the crash harness
+  | { kind: 'concurrent' } // §13.6, §13.7: the scenario's `concurrent:` items, run in-process by the subject
   | { kind: 'refused'; reason: string }
 
 /** Summary-content faults (§13.2) as the mock's reply variants. */
@@ -160,8 +161,10 @@ export function realise(fault: ResolvedFault): Realisation {
       return { kind: 'refused', reason: 'no simulation for this configuration fault' }
     case 'conversation':
     case 'compaction': return { kind: 'request', params: requestParams(fault) }
+    case 'concurrent':
+    case 'signal': return { kind: 'concurrent' }
     default:
-      return { kind: 'refused', reason: `a ${fault.target} fault (§13.5–§13.7) is in-process in the core; not expressible yet` }
+      return { kind: 'refused', reason: `a ${fault.target} fault (§13.5) is in-process in the core; not expressible yet` }
   }
 }
 
@@ -226,6 +229,10 @@ export function checkFaultsSimulable(scenario: ResolvedScenario): void {
     const r = realise(fault)
     if (r.kind === 'refused') {
       issues.push({ code: 'SEMANTIC', path: `/faults/${i}/kind`, reason: `${fault.kind} cannot be simulated: ${r.reason}` })
+    }
+    if (r.kind === 'concurrent' && scenario.concurrent.length === 0) {
+      const reason = `${fault.kind} is realised by the scenario's concurrent: block (§13.6, §13.7); declare the action that races`
+      issues.push({ code: 'SEMANTIC', path: `/faults/${i}/kind`, reason })
     }
     if (fault.kind === 'FAULT-11' && !scenario.faults.some((f) => LIVE_LOCK_FAULTS.has(f.kind))) {
       const reason = 'FAULT-11 needs a live lock when the overflow arrives: '
@@ -318,6 +325,8 @@ export interface World {
   logLength(): number | null
   /** The scenario's non-crash faults that never fired, each with why (optional ones included: the caller filters). */
   unfired(): UnfiredFault[]
+  /** Indexes of the scenario's `concurrent:` items the subject never reported running (`hooks.concurrentRan`). */
+  concurrentNotRun(): number[]
   /**
    * Where the subject's session stands, for the report of a run that never settled (issue #16, `pending-work.ts`):
    * the turn or manual call it began last and the last request the mock answered, e.g.
@@ -376,6 +385,7 @@ export function createWorld(options: WorldOptions): World {
     counts.hooks[id] = fresh
     return fresh
   }
+  const ranItems = new Set<number>()
   // The signal of whatever caller is running now: the turn (beginTurn) or a manual compactNow (beginManual).
   let callerAbort: AbortController | null = null
   let timeout: AbortController | null = null
@@ -465,6 +475,12 @@ export function createWorld(options: WorldOptions): World {
     unroutableSummarizer: scenario.faults.some((f) => f.kind === 'FAULT-31'),
     directApi: scenario.faults.some((f) => f.kind === 'FAULT-09'),
     ...appendFaultHook(scenario, hookCounter, changed),
+    concurrentRan: (index) => {
+      ranItems.add(index)
+      // Any item racing fires every §13.6/§13.7 fault the scenario declares (they name what the items provoke).
+      for (const fault of scenario.faults) if (realise(fault).kind === 'concurrent') hookCounter(fault.id).fired++
+      changed()
+    },
   }
   const counters = (): WorldCounters => ({ plan: faulted.counters(), ...structuredClone(counts) })
   const fired = (): Map<string, number> => {
@@ -495,6 +511,7 @@ export function createWorld(options: WorldOptions): World {
       })
     },
     countEarlierRequests: (requests) => { summaries.countEarlier(requests) },
+    concurrentNotRun: () => scenario.concurrent.flatMap((c) => (ranItems.has(c.index) ? [] : [c.index])),
     activity: () => (lastAnswer === null ? `${phase}; no request yet` : `${phase}; last ${answerText(lastAnswer)}`),
   }
 }
@@ -516,6 +533,7 @@ function unfiredReason(fault: ResolvedFault, counts: WorldCounters, observed: bo
   const r = realise(fault)
   const w = fault.when
   const hook = counts.hooks[fault.id] ?? { seen: 0, fired: 0 }
+  if (r.kind === 'concurrent') return 'no item of the scenario\'s concurrent: block ran (see its `never ran` warnings)'
   if (fault.kind === 'FAULT-44') return `the run began ${plural(counts.turns, 'turn')}; the switch comes before turn ${w.occurrence + 1}`
   if (APPEND_FAULTS[fault.kind] !== undefined) {
     return `the engine made ${plural(hook.seen, 'matching bracket append')}; occurrence ${w.occurrence} needs ${w.occurrence}`

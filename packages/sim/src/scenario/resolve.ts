@@ -28,7 +28,7 @@ import {
   type CountBound, type CountName, type CrashPoint, type FaultConfig, type FaultDelivery, type FaultKind, type FinalPressureExpectation,
   type GenerateConfig, type InlineReply, type InlineReplyBlock, type InlineStep, type InlineToolResult, type InlineTranscript,
   type InlineTool, type InlineTurn,
-  type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
+  type ConcurrentAction, type ConcurrentDo, type ConcurrentDuring, type ConcurrentPoint, type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
   type EnforceConfig, type ImageLimitsConfig, type RouteConfig, type ImportConfig,
 } from './types.ts'
@@ -175,6 +175,29 @@ export type ResolvedManualAction =
   | { readonly kind: 'compactNow'; readonly afterTurn: number; readonly sourceCommandId: string | null }
   | { readonly kind: 'compactRegion'; readonly turn: number; readonly beforeStep: number; readonly start: number; readonly end: number }
 
+/**
+ * One `concurrent:` item with its defaults (§13.6, §13.7). `at` is meaningful with `during: summary` only (`seed`:
+ * the seed's scheduler picks the point); `chunk` is set iff `at` is `after-chunk`; `turn`/`step` with `pre-step`;
+ * `afterTurn` with `idle`; `start`/`end` with `compact-region`; `imageTokens` null = the route's price + 100.
+ */
+export interface ResolvedConcurrent {
+  /** The item's 0-based position in `concurrent:` (its warnings say `concurrent[<index>]`). */
+  readonly index: number
+  readonly during: ConcurrentDuring
+  readonly occurrence: number
+  readonly at: ConcurrentPoint
+  readonly chunk: number | null
+  readonly turn: number | null
+  readonly step: number
+  readonly afterTurn: number | null
+  readonly do: ConcurrentDo
+  readonly node: 'first' | 'middle' | 'last'
+  readonly signal: 'live' | 'aborted'
+  readonly imageTokens: number | null
+  readonly start: number | null
+  readonly end: number | null
+}
+
 /** An inclusive count range; `max` null = unbounded. */
 export interface CountRange {
   readonly min: number
@@ -235,6 +258,8 @@ export interface ResolvedScenario {
   readonly transcript: ResolvedTranscriptSource
   readonly faults: readonly ResolvedFault[]
   readonly manual: readonly ResolvedManualAction[]
+  /** The `concurrent:` items, in declaration order (empty when none). */
+  readonly concurrent: readonly ResolvedConcurrent[]
   readonly expect: ResolvedExpect
 }
 
@@ -274,6 +299,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   checkRouteSwitches(faults, provider.routes, issues)
   checkFaultTargeting(doc.faults ?? [], requestModels(doc), turnSteps, turnCount, issues)
   const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
+  const concurrent = (doc.concurrent ?? []).map((item, i) => resolveConcurrent(item, i, turnCount, turnSteps, issues))
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {
     throw new ScenarioError(source.file, issues.length > 0 ? issues : [{ code: 'SEMANTIC', path: '', reason: 'cannot be resolved' }])
@@ -294,6 +320,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     transcript,
     faults,
     manual,
+    concurrent,
     expect,
   })
 }
@@ -862,6 +889,79 @@ function resolveManual(
       return { kind: 'compactRegion', turn: action.turn, beforeStep, start: action.start, end: action.end }
     }
     default: return assertNever(action, 'manual action')
+  }
+}
+
+/** Which `do` actions make sense while which thing is in flight (§13.6, §13.7). */
+const CONCURRENT_DURING: Readonly<Record<ConcurrentDo, readonly ConcurrentDuring[]>> = {
+  'compact-now': ['summary', 'flush', 'pre-step', 'idle'],
+  'compact-region': ['summary', 'flush'],
+  'pressure-check': ['summary', 'flush'],
+  'replace-node': ['summary'],
+  'price-change': ['summary'],
+  'append-surface': ['summary'],
+  'append-log-only': ['summary'],
+  'user-prompt': ['summary', 'flush'],
+  'abort-caller': ['summary', 'flush'],
+  'cancel-agent': ['summary', 'flush'],
+  'abort-turn': ['summary', 'pre-step'],
+}
+
+function resolveConcurrent(
+  item: ConcurrentAction, index: number, turnCount: number | null, turnSteps: readonly number[] | null, issues: ScenarioIssue[],
+): ResolvedConcurrent {
+  const path = `/concurrent/${index}`
+  const only = (key: keyof ConcurrentAction, ok: boolean, what: string): void => {
+    if (item[key] !== undefined && !ok) issues.push(semantic(`${path}/${key}`, `applies only ${what}`))
+  }
+  const { during } = item
+  only('occurrence', during === 'summary' || during === 'flush', 'with during: summary or flush')
+  only('at', during === 'summary', 'with during: summary')
+  only('chunk', item.at === 'after-chunk', 'with at: after-chunk')
+  only('turn', during === 'pre-step', 'with during: pre-step')
+  only('step', during === 'pre-step', 'with during: pre-step')
+  only('afterTurn', during === 'idle', 'with during: idle')
+  only('node', item.do === 'replace-node', 'with do: replace-node')
+  only('signal', item.do === 'compact-now', 'with do: compact-now')
+  only('imageTokens', item.do === 'price-change', 'with do: price-change')
+  only('start', item.do === 'compact-region', 'with do: compact-region')
+  only('end', item.do === 'compact-region', 'with do: compact-region')
+  if (item.at === 'after-chunk' && item.chunk === undefined) issues.push(semantic(`${path}/chunk`, 'is required with at: after-chunk'))
+  if (during === 'pre-step' && item.turn === undefined) issues.push(semantic(`${path}/turn`, 'is required with during: pre-step'))
+  if (during === 'idle' && item.afterTurn === undefined) issues.push(semantic(`${path}/afterTurn`, 'is required with during: idle'))
+  if (item.do === 'compact-region' && (item.start === undefined || item.end === undefined)) {
+    issues.push(semantic(`${path}/${item.start === undefined ? 'start' : 'end'}`, 'is required with do: compact-region'))
+  }
+  if (!CONCURRENT_DURING[item.do].includes(during)) {
+    issues.push(semantic(`${path}/do`, `${item.do} cannot run during ${during} (it can during ${CONCURRENT_DURING[item.do].join(', ')})`))
+  }
+  if (item.signal === 'aborted' && during !== 'idle') {
+    issues.push(semantic(`${path}/signal`, 'aborted applies only with during: idle (FAULT-80: the call itself throws, nothing is in flight)'))
+  }
+  const step = item.step ?? 1
+  if (item.turn !== undefined && turnCount !== null && item.turn > turnCount) {
+    issues.push(semantic(`${path}/turn`, `names a turn the transcript does not have (it has ${turnCount})`))
+  } else if (item.turn !== undefined && turnSteps !== null && step > (turnSteps[item.turn - 1] ?? 0)) {
+    issues.push(semantic(`${path}/step`, `names a step turn ${item.turn} does not have (it has ${turnSteps[item.turn - 1] ?? 0})`))
+  }
+  if (item.afterTurn !== undefined && turnCount !== null && item.afterTurn > turnCount) {
+    issues.push(semantic(`${path}/afterTurn`, `is after the last turn (the transcript has ${turnCount})`))
+  }
+  return {
+    index,
+    during,
+    occurrence: item.occurrence ?? 1,
+    at: item.at ?? 'seed',
+    chunk: item.chunk ?? null,
+    turn: item.turn ?? null,
+    step,
+    afterTurn: item.afterTurn ?? null,
+    do: item.do,
+    node: item.node ?? 'first',
+    signal: item.signal ?? 'live',
+    imageTokens: item.imageTokens ?? null,
+    start: item.start ?? null,
+    end: item.end ?? null,
   }
 }
 

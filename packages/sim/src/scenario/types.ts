@@ -333,6 +333,38 @@ export interface CompactRegionAction {
 /** `#/definitions/ManualAction`. */
 export type ManualAction = CompactNowAction | CompactRegionAction
 
+/** `#/definitions/ConcurrentAction/properties/during`: what is in flight when the action runs. */
+export type ConcurrentDuring = 'summary' | 'flush' | 'pre-step' | 'idle'
+
+/** `#/definitions/ConcurrentAction/properties/at`: a point of a summary call. */
+export type ConcurrentPoint = 'before-first-chunk' | 'after-chunk' | 'after-resolve' | 'seed'
+
+/** The actions of `#/definitions/ConcurrentAction/properties/do`, in schema order. */
+export const CONCURRENT_DOS = [
+  'compact-now', 'compact-region', 'pressure-check', 'replace-node', 'price-change', 'append-surface', 'append-log-only',
+  'user-prompt', 'abort-caller', 'cancel-agent', 'abort-turn',
+] as const
+
+/** One action of `concurrent:`. */
+export type ConcurrentDo = (typeof CONCURRENT_DOS)[number]
+
+/** `#/definitions/ConcurrentAction`: one action run while something else is in flight (§13.6, §13.7). */
+export interface ConcurrentAction {
+  during: ConcurrentDuring
+  occurrence?: number
+  at?: ConcurrentPoint
+  chunk?: number
+  turn?: number
+  step?: number
+  afterTurn?: number
+  do: ConcurrentDo
+  node?: 'first' | 'middle' | 'last'
+  signal?: 'live' | 'aborted'
+  imageTokens?: number
+  start?: number
+  end?: number
+}
+
 /** Every invariant id of §12 (`#/definitions/InvariantId`), in catalog order. */
 export const SCENARIO_INVARIANT_IDS = [
   'INV-01', 'INV-02', 'INV-03', 'INV-04', 'INV-05', 'INV-06', 'INV-07', 'INV-08', 'INV-09', 'INV-10',
@@ -469,5 +501,6 @@ export interface Scenario {
   transcript: TranscriptConfig
   faults?: FaultConfig[]
   manual?: ManualAction[]
+  concurrent?: ConcurrentAction[]
   expect?: ExpectConfig
 }

@@ -138,6 +138,7 @@ const HOOK_REASON: Record<string, string> = {
   'hook': 'needs an in-process subject hook (stream middleware or summarizer routing)',
   'route-switch': 'is a route switch by the host between turns',
   'crash': 'is a crash of the host process (§13.4)',
+  'concurrent': 'is a race the subject runs in-process (`concurrent:`, §13.6/§13.7); a socket carries no summary-call points',
   'unsupported': 'needs a subject feature',
 }
 

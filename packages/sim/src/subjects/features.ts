@@ -47,6 +47,9 @@ export function requiredFeatures(scenario: ResolvedScenario, transcript?: Transc
     if (action.kind === 'compactNow') need('manualCompaction', `manual compactNow after turn ${action.afterTurn} (§3.7)`)
     else need('explicitRegion', `manual compactRegion in turn ${action.turn} (§3.8)`)
   }
+  for (const item of scenario.concurrent) {
+    need('concurrency', `concurrent[${item.index}] ${item.do} during ${item.during} (§13.6, §13.7)`)
+  }
   const { counts, events } = scenario.expect
   if ((counts.offloads?.min ?? 0) > 0) need('imageOffload', 'expect.counts.offloads > 0')
   // An item the subject reports as a dialect gap (`Subject.expectationGaps`) is not judged, so it needs no feature.

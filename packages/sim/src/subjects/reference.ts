@@ -34,13 +34,14 @@ import {
   Agent, AnthropicMessagesAdapter, assertNever, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError,
   OpenAiCompatibleAdapter, repairClosers, restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft,
   type GenerateOptions, type LlmAdapter, type LogEvent, type MessageKind, CallId, type SessionEvent, type StaticModelInfo,
-  type SteeringSource, type ToolExecutor, type ToolOutcome, type ToolResultOrder,
+  type SteeringSource, type ToolExecutor, type ToolOutcome, type ToolResultOrder, type TurnOutcome,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
 import { worldStream } from '../world/prng.ts'
 import { worldRoutes } from '../run/world.ts'
 import type { ResolvedManualAction, ResolvedScenario } from '../scenario/resolve.ts'
+import { ConcurrencyPlan } from './concurrency.ts'
 import type { Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
 
 /** The API key the subject sends (redacted in captures). */
@@ -79,8 +80,10 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
     offsetMs: lastTime === undefined ? 0 : Math.max(0, lastTime + CLOCK_STEP_MS - (CLOCK_ORIGIN_MS + CLOCK_STEP_MS * restoreLength)),
   })
   let storeError: unknown = null
+  // The session durability checkpoint (§7.11): every event appended so far is durable once this settles.
+  let durable: Promise<void> = Promise.resolve()
   const persist = (event: LogEvent): void => {
-    store.append([event]).catch((err: unknown) => { storeError ??= err })
+    durable = store.append([event]).catch((err: unknown) => { storeError ??= err })
   }
   if (options.resume === true) {
     const restored = restoreSession(stored, { dialect: 'seed', clock: clock.now })
@@ -93,7 +96,7 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
   const unsubscribe = theLog.subscribe(persist)
   let result: SubjectSessionResult
   try {
-    result = await drive(options, theLog, clock, hooks, transcript, internals)
+    result = await drive(options, theLog, clock, hooks, transcript, internals, () => durable)
   } finally {
     unsubscribe()
     await store.close()
@@ -104,7 +107,7 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
 
 async function drive(
   options: SubjectSessionOptions, log: EventLog, clock: VirtualClock, hooks: NonNullable<SubjectSessionOptions['hooks']>,
-  transcript: Transcript, internals: ReferenceInternals = {},
+  transcript: Transcript, internals: ReferenceInternals = {}, durable: () => Promise<void> = () => Promise.resolve(),
 ): Promise<SubjectSessionResult> {
   const { scenario } = options
   const provider = scenario.provider.name
@@ -154,7 +157,33 @@ async function drive(
       options.onRequest?.(structuredClone(captured), log.length)
     },
   })
-  runtime.registerAdapter(provider, wireAdapter(scenario, options, hooks))
+  // §13.6/§13.7 `concurrent:` items (issue #16); the plan's wrappers are installed only when the scenario has some.
+  let agentRef: Agent | null = null
+  let engineRef: CompactionEngine | null = null
+  let turnAbort: AbortController | null = null
+  let promptNext: () => Promise<unknown> | null = () => null
+  const theAgent = (): Agent => {
+    if (agentRef === null) throw new Error('concurrent: the agent is not built yet')
+    return agentRef
+  }
+  const plan = new ConcurrencyPlan(scenario.concurrent, options.seed, {
+    log,
+    engine: () => {
+      if (engineRef === null) throw new Error('concurrent: the engine is not built yet')
+      return engineRef
+    },
+    compactNow: (signal) => theAgent().compactNow({ signal }),
+    cancelMaintenance: (reason) => theAgent().cancelMaintenance(reason),
+    reserved: () => (theAgent().admission as { readonly reserved?: boolean }).reserved === true,
+    promptNextTurn: () => promptNext(),
+    abortTurn: (reason) => { turnAbort?.abort(reason) },
+    route: () => ({ ...route, contextWindow: scenario.provider.conversationRoute.contextWindow, imageTokens: scenario.provider.conversationRoute.imageTokens }),
+    now: clock.now,
+    warn,
+    ran: (index) => { hooks.concurrentRan?.(index) },
+  })
+  const adapter = wireAdapter(scenario, options, hooks)
+  runtime.registerAdapter(provider, plan.empty ? adapter : plan.wrapAdapter(adapter))
   for (const middleware of hooks.middleware ?? []) runtime.use(middleware)
   let instructions = 0
   const unroutable = hooks.unroutableSummarizer === true
@@ -163,18 +192,24 @@ async function drive(
       newInstructionId: () => `compaction-instruction-${++instructions}`,
     })
     : null
+  // The engine's own default summarizer, built here so the plan can wrap it (the after-resolve point).
+  const summarizer = unroutable ?? (plan.empty ? null : new LlmSummarizer({
+    runtime, log, policy: scenario.policy, agentRoute: route, sessionId, newInstructionId: () => `compaction-instruction-${++instructions}`,
+  }))
   const rejectAppend = hooks.rejectAppend
   const engine = new CompactionEngine({
     log, runtime, policy: scenario.policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId, meter,
     ...(scenario.pruner === null ? {} : { pruner: scenario.pruner }),
     ...(rejectAppend === undefined ? {} : { append: faultyAppend(log, rejectAppend) }),
-    ...(unroutable === null ? {} : { summarizer: unroutable }),
+    ...(summarizer === null ? {} : { summarizer: plan.empty ? summarizer : plan.wrapSummarizer(summarizer) }),
+    ...(plan.empty ? {} : { flush: plan.flush(durable) }),
     ...(internals.plantAppend === undefined ? {} : { append: internals.plantAppend(log) }),
     newCompactionId: () => `cmp-${idTag}-${next()}`,
     newMessageId: () => `m-checkpoint-${next()}`,
   })
   const explicitRegionStarts: number[] = []
-  const port = regionPort(engine, log, scenario.manual, explicitRegionStarts, warn)
+  engineRef = engine
+  const port = regionPort(engine, log, scenario.manual, explicitRegionStarts, warn, plan)
   const agent = new Agent({
     log, runtime, engine: port, policy: scenario.policy, route, sessionId, clock: clock.now, warn,
     systemPrompt: () => transcript.systemPrompt,
@@ -187,6 +222,7 @@ async function drive(
     sleep: (ms, signal) => clock.sleep(ms, signal),
     ...(hooks.directApi === true ? { requestHeaders: 'omit' as const } : {}),
   })
+  agentRef = agent
   hooks.observeSession?.({ now: () => clock.peek(), originMs: CLOCK_ORIGIN_MS, logLength: () => log.length })
   const startedAfterTurn = log.state.lastTurn
   const outcomes: SubjectTurnOutcome[] = []
@@ -196,13 +232,16 @@ async function drive(
     for (const action of due.slice(done)) {
       if (action.kind !== 'compactNow') continue
       const when = turn === 0 ? 'before the first turn' : `after turn ${turn}`
-      // The world's caller signal (FAULT-22 aborts it while the summary call hangs, §7.10); none → no caller signal.
-      const signal = hooks.beginManual?.({ kind: 'compactNow', afterTurn: turn })
+      // The world's caller signal (FAULT-22 aborts it while the summary call hangs, §7.10), with the `concurrent:`
+      // plan's caller signal when the scenario has items (caller aborts at a named point).
+      const world = hooks.beginManual?.({ kind: 'compactNow', afterTurn: turn })
+      const own = plan.empty ? undefined : plan.callerSignal()
+      const signal = own === undefined ? world : world === undefined ? own : AbortSignal.any([world, own])
       try {
-        const result = await agent.compactNow({
+        const result = await plan.waitFor(agent.compactNow({
           ...(signal === undefined ? {} : { signal }),
           ...(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId }),
-        })
+        }))
         // §3.7 step 3c: nothing compactable → null, nothing written. Said, so the action is never silently without effect.
         if (result === null) warn(`manual compactNow ${when}: nothing to compact (§3.7: null, nothing written)`)
       } catch (err) {
@@ -210,18 +249,54 @@ async function drive(
       }
     }
   }
+  const control = { setModel: (model: string): void => { agent.setRoute({ ...route, model }) } }
+  // A turn the plan prompted early (`user-prompt`): queued now, told to the world when its turn/start is logged.
+  const claimed = new Map<number, Promise<TurnOutcome>>()
+  let nextTurn = startedAfterTurn + 1
+  promptNext = () => {
+    const turn = nextTurn
+    const input = transcript.turns[turn - 1]
+    if (input === undefined || claimed.has(turn)) return null
+    nextTurn++
+    const own = new AbortController()
+    const stop = log.subscribe((event) => {
+      if (event.type !== 'turn/start' || (event.data as { turn: number }).turn !== turn) return
+      stop()
+      turnAbort = own
+      const world = hooks.beginTurn?.(turn, control)
+      world?.addEventListener('abort', () => { own.abort(world.reason) }, { once: true })
+    })
+    const running = agent.runTurn({ content: structuredClone(input.user) }, own.signal)
+    claimed.set(turn, running)
+    return running
+  }
   // The actions due after the turn this session starts after run first (issue #16: they used to be dropped):
   // `afterTurn: 0` on a new session, and after a restore (§11.4) those of the crash turn — minus the ones whose
   // bracket the crashed process had already started (a restored log shows them; a re-run would compact twice).
   await runManual(startedAfterTurn, manualBracketsAfterLastTurn(log.events))
+  if (startedAfterTurn === 0) plan.idle(0)
   for (let turn = startedAfterTurn + 1; turn <= transcript.turns.length; turn++) {
     const input = transcript.turns[turn - 1]
     if (input === undefined) break
-    const signal = hooks.beginTurn?.(turn, { setModel: (model) => { agent.setRoute({ ...route, model }) } })
-    const outcome = await agent.runTurn({ content: structuredClone(input.user) }, signal)
+    let running = claimed.get(turn)
+    if (running === undefined) {
+      nextTurn = turn + 1
+      const world = hooks.beginTurn?.(turn, control)
+      let signal = world
+      if (!plan.empty) {
+        turnAbort = new AbortController()
+        signal = world === undefined ? turnAbort.signal : AbortSignal.any([world, turnAbort.signal])
+      }
+      running = agent.runTurn({ content: structuredClone(input.user) }, signal)
+    }
+    const outcome = await plan.waitFor(running)
     outcomes.push({ turn: outcome.turn, reason: outcome.reason })
     await runManual(turn, 0)
+    plan.idle(turn)
+    await plan.settle()
   }
+  await plan.settle()
+  plan.reportUnrun()
   return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
 }
 
@@ -356,6 +431,7 @@ export function transcriptSteering(transcript: Transcript): SteeringSource {
  */
 function regionPort(
   engine: CompactionEngine, log: EventLog, manual: readonly ResolvedManualAction[], starts: number[], warn: (m: string) => void,
+  plan: ConcurrencyPlan,
 ): AgentCompactionEngine {
   let turn: number | null = null
   let step = 0
@@ -381,6 +457,7 @@ function regionPort(
         }
         if (log.event(startSeq)?.type === 'compaction/start') starts.push(startSeq)
       }
+      plan.preStep(open, step) // `concurrent: during: pre-step` (FAULT-72, FAULT-83)
       await engine.preStep(signal)
     },
     compactIfNeeded: (trigger, signal) => engine.compactIfNeeded(trigger, signal),

@@ -66,6 +66,11 @@ export interface SubjectHooks {
    * pre-validation); a string refuses the append with that storage-fault message, null lets it through.
    */
   rejectAppend?: (draft: EventDraft) => string | null
+  /**
+   * Called when the subject runs item `index` of the scenario's `concurrent:` block (§13.6, §13.7): the world
+   * counts the scenario's FAULT-70…84 as fired once any item ran.
+   */
+  concurrentRan?: (index: number) => void
 }
 
 /** Options of one subject session (see `runReferenceSession` for the reference subject's contract). */
@@ -154,11 +159,13 @@ export interface SubjectSessionResult {
  * - `steering` — enters a transcript step's `steer` message as a `user/message` when the next step of the turn opens.
  * - `resultOrder` — logs a step's tool results in the transcript's order when it differs from the call order.
  * - `anthropicWire` — speaks the Anthropic messages wire (`POST <baseUrl>/messages`) when `provider.wire` is `anthropic`.
+ * - `concurrency` — runs the scenario's `concurrent:` items in-process at their points (§13.6, §13.7) and records
+ *   each outcome as a `concurrent[<i>] …` warning; calls `hooks.concurrentRan`.
  */
 export const SUBJECT_FEATURES = [
   'manualCompaction', 'explicitRegion', 'imageOffload', 'summaryError', 'seriesHeaders',
   'abort', 'timeouts', 'routeSwitch', 'middleware', 'unroutableSummarizer', 'crash', 'directApi', 'appendFaults',
-  'steering', 'resultOrder', 'anthropicWire',
+  'steering', 'resultOrder', 'anthropicWire', 'concurrency',
 ] as const
 
 /** One feature of `SUBJECT_FEATURES`. */

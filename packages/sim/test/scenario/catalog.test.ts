@@ -1,7 +1,8 @@
 /**
  * The scenario catalog (`scenarios/`, issue 6): every file loads and resolves, the catalog is big enough,
  * names are unique and equal their file stems, and every fault id of §13.1 (FAULT-01…17), §13.2
- * (FAULT-20…33) and §13.4 (FAULT-50…57) is exercised.
+ * (FAULT-20…33), §13.4 (FAULT-50…57), §13.6 (FAULT-70…79) and §13.7 (FAULT-80…84) is exercised; no fault of a
+ * catalog scenario is refused by the runner (`checkFaultsSimulable`, issue #16).
  *
  * Coverage rule: an id counts as covered when some scenario lists it as a fault `kind`. Ids whose condition
  * is created by the transcript or policy rather than injected (FAULT-33: pressure still high after a
@@ -14,6 +15,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { checkFaultsSimulable } from '../../src/run/world.ts'
 import { loadScenario } from '../../src/scenario/load.ts'
 import { faultTargetOf, resolveScenario, type ResolvedScenario } from '../../src/scenario/resolve.ts'
 import { FAULT_KINDS, type FaultKind } from '../../src/scenario/types.ts'
@@ -25,10 +27,13 @@ const SCHEMA_LINE = '# yaml-language-server: $schema=../../packages/sim/schema/s
 const FILES_MIN = 40
 const FAULT_FILE = /^fault-(\d{2})-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$/
 
-/** The §13.1, §13.2 and §13.4 ids: conversation, compaction (summarizer) and crash targets. */
+/** Targets whose faults live in `faults/`: §13.1, §13.2, and §13.6/§13.7 (the `concurrent:` block, issue #16). */
+const FAULTS_FOLDER_TARGETS: ReadonlySet<string> = new Set(['conversation', 'compaction', 'concurrent', 'signal'])
+
+/** The §13.1, §13.2, §13.4, §13.6 and §13.7 ids: conversation, compaction (summarizer), crash, concurrent and signal targets. */
 const REQUIRED: readonly FaultKind[] = FAULT_KINDS.filter((kind) => {
   const target = faultTargetOf(kind)
-  return target === 'conversation' || target === 'compaction' || target === 'crash'
+  return FAULTS_FOLDER_TARGETS.has(target) || target === 'crash'
 })
 
 interface Entry {
@@ -99,8 +104,8 @@ describe('scenario catalog', () => {
     expect(bare.map((e) => e.file)).toEqual([])
   })
 
-  it('covers every FAULT id of §13.1, §13.2 and §13.4 as a fault kind', () => {
-    expect(REQUIRED).toHaveLength(17 + 14 + 8)
+  it('covers every FAULT id of §13.1, §13.2, §13.4, §13.6 and §13.7 as a fault kind', () => {
+    expect(REQUIRED).toHaveLength(17 + 14 + 8 + 10 + 5)
     const kinds = new Set(entries.flatMap((e) => e.scenario.faults.map((f) => f.kind)))
     expect(REQUIRED.filter((kind) => !kinds.has(kind))).toEqual([])
   })
@@ -115,7 +120,7 @@ describe('scenario catalog', () => {
       }
       const kind = `FAULT-${match[1] ?? ''}` as FaultKind
       const target = FAULT_KINDS.includes(kind) ? faultTargetOf(kind) : null
-      const wanted = e.folder === 'crash' ? target === 'crash' : target === 'conversation' || target === 'compaction'
+      const wanted = e.folder === 'crash' ? target === 'crash' : target !== null && FAULTS_FOLDER_TARGETS.has(target)
       if (!wanted) problems.push(`${e.file}: ${kind} does not belong in ${e.folder}/`)
       if (!e.scenario.faults.some((f) => f.kind === kind)) problems.push(`${e.file}: lists no fault of kind ${kind}`)
       const header = headerComment(e.text)
@@ -135,5 +140,17 @@ describe('scenario catalog', () => {
     const pointless = crash.filter((e) => !e.scenario.faults.some((f) => f.target === 'crash' && f.when.afterEvent !== null))
     expect(crash.length).toBeGreaterThanOrEqual(8)
     expect(pointless.map((e) => e.file)).toEqual([])
+  })
+
+  it('refuses no fault of any catalog scenario (§13.6/§13.7 run through concurrent:)', () => {
+    const refused = entries.flatMap((e) => {
+      try {
+        checkFaultsSimulable(e.scenario)
+        return []
+      } catch (err) {
+        return [`${e.file}: ${err instanceof Error ? err.message : String(err)}`]
+      }
+    })
+    expect(refused).toEqual([])
   })
 })

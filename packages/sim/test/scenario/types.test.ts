@@ -11,7 +11,7 @@ import type { UsageMode } from '../../src/provider/enforce.ts'
 import type { TokenizerName } from '../../src/provider/tokenizers.ts'
 import { createScenarioAjv, readScenarioSchema } from '../../src/scenario/build-validator.ts'
 import type {
-  CompactNowAction, CompactRegionAction, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
+  CompactNowAction, CompactRegionAction, ConcurrentAction, ConcurrentDo, ConcurrentDuring, ConcurrentPoint, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
   FaultDelivery, FaultKind, FaultParams, FaultWhen, FinalPressureExpectation, GenerateConfig, GeneratedTranscriptConfig,
   InlineImageBlock, InlineReasoningBlock, InlineReply, InlineReplyBlock, InlineReplyObject, InlineResultBlock, InlineStep, InlineTextBlock,
   InlineTokenUsage, InlineTool, NodePattern, PreStepCountsExpectation, RejectionsExpectation, RequestPattern, StringMatcher,
@@ -102,6 +102,10 @@ const params: FaultParams = {
 const fault: FaultConfig = { id: 'f1', kind: 'FAULT-01', when, params, optional: true }
 const compactNow: CompactNowAction = { action: 'compactNow', afterTurn: 1, sourceCommandId: 'cmd-1' }
 const compactRegion: CompactRegionAction = { action: 'compactRegion', turn: 2, beforeStep: 1, start: 1, end: -2 }
+const concurrentAction: ConcurrentAction = {
+  during: 'summary', occurrence: 1, at: 'after-chunk', chunk: 2, turn: 1, step: 1, afterTurn: 1, do: 'replace-node', node: 'middle',
+  signal: 'aborted', imageTokens: 200, start: 1, end: -2,
+}
 const countRange: Exclude<CountBound, number> = { min: 1, max: 3 }
 const counts: CountsExpectation = {
   brackets: 1, failedBrackets: 0, prunes: countRange, offloads: { max: 2 }, retries: { min: 0 }, summaryErrors: 0, checkpoints: 1,
@@ -130,7 +134,8 @@ const generated: GeneratedTranscriptConfig = { generate }
 const inlined: InlineTranscriptConfig = { inline }
 const scenario: Scenario = {
   name: 'every-key', description: 'uses every key', tags: ['smoke', 'fast'], seed: 4294967295, subject: 'reference', dialect: 'seed', provider, policy,
-  pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion], expect: expectation,
+  pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion], concurrent: [concurrentAction],
+  expect: expectation,
 }
 
 /** Typed examples per definition; `null` is the root. */
@@ -182,6 +187,7 @@ const examples: Record<string, readonly unknown[]> = {
   ManualAction: [compactNow, compactRegion] satisfies ManualAction[],
   CompactNowAction: [compactNow, { action: 'compactNow', afterTurn: 0 }] satisfies CompactNowAction[],
   CompactRegionAction: [compactRegion, { action: 'compactRegion', turn: 1, start: 0, end: 0 }] satisfies CompactRegionAction[],
+  ConcurrentAction: [concurrentAction, { during: 'idle', do: 'compact-now' }] satisfies ConcurrentAction[],
   Expect: [expectation, { invariants: 'all' }, {}] satisfies ExpectConfig[],
   InvariantId: ['INV-01', 'INV-47'] satisfies ScenarioInvariantId[],
   TurnOutcomeKind: ['interrupted'] satisfies TurnOutcomeKind[],
@@ -204,7 +210,7 @@ const examples: Record<string, readonly unknown[]> = {
 const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   '<root>': { pointer: '', keys: keysOf<Scenario>({
     name: true, description: true, tags: true, seed: true, subject: true, dialect: true, provider: true, policy: true, pruner: true,
-    transcript: true, faults: true, manual: true, expect: true,
+    transcript: true, faults: true, manual: true, concurrent: true, expect: true,
   }) },
   Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({
     wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true, maxOutputTokens: true, tokenizer: true,
@@ -279,6 +285,10 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   CompactRegionAction: { pointer: 'CompactRegionAction', keys: keysOf<CompactRegionAction>({
     action: true, turn: true, beforeStep: true, start: true, end: true,
   }) },
+  ConcurrentAction: { pointer: 'ConcurrentAction', keys: keysOf<ConcurrentAction>({
+    during: true, occurrence: true, at: true, chunk: true, turn: true, step: true, afterTurn: true, do: true, node: true, signal: true,
+    imageTokens: true, start: true, end: true,
+  }) },
   Expect: { pointer: 'Expect', keys: keysOf<ExpectConfig>({
     seedSpecific: true, invariants: true, outcome: true, counts: true, finalPressure: true, events: true, finalSurfaceNodes: true,
     perPreStep: true, summarized: true, warnings: true, rejections: true, requests: true,
@@ -309,6 +319,14 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
 
 /** Literal unions declared only in TypeScript → the enum they must equal (pointer below #/definitions). */
 const unions: Array<{ pointer: string; members: string[] }> = [
+  { pointer: 'ConcurrentAction/properties/during', members: membersOf<ConcurrentDuring>({ summary: true, flush: true, 'pre-step': true, idle: true }) },
+  { pointer: 'ConcurrentAction/properties/at', members: membersOf<ConcurrentPoint>({
+    'before-first-chunk': true, 'after-chunk': true, 'after-resolve': true, seed: true,
+  }) },
+  { pointer: 'ConcurrentAction/properties/do', members: membersOf<ConcurrentDo>({
+    'compact-now': true, 'compact-region': true, 'pressure-check': true, 'replace-node': true, 'price-change': true, 'append-surface': true,
+    'append-log-only': true, 'user-prompt': true, 'abort-caller': true, 'cancel-agent': true, 'abort-turn': true,
+  }) },
   { pointer: 'Subject', members: membersOf<SubjectName>({ reference: true, dsh: true }) },
   { pointer: 'Provider/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true, anthropic: true }) },
   { pointer: 'Route/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true, anthropic: true }) },

@@ -8,7 +8,22 @@ import type { SessionDriver } from '../driver.ts'
 import type { SessionModel } from '../model.ts'
 import { settleModel } from './support.ts'
 
-/** Races two manual compactions; in-process only (no scenario equivalent). */
+/**
+ * The second call as the scenario format places it (issue #16): during the first's summary call → a `concurrent:`
+ * `compact-now` before its first chunk (FAULT-70); after the first finished → a second `manual` compactNow; while
+ * the first held the agent before its summary call → no equivalent (in-process only).
+ */
+function record(d: SessionDriver, overlapping: boolean, occurrence: number, code: string): void {
+  if (overlapping) {
+    d.trace.concurrent.push({ fault: 'FAULT-70', action: { during: 'summary', occurrence, at: 'before-first-chunk', do: 'compact-now' } })
+  } else if (code === 'busy') {
+    d.trace.inProcessOnly.push('compactNow racing a reservation before its summary call')
+  } else {
+    d.trace.manual.push({ kind: 'compactNow', afterTurn: d.log.state.lastTurn })
+  }
+}
+
+/** Races two manual compactions; exported as a `concurrent:` item when the second overlapped the summary call. */
 export class ConcurrentCompactionCommand implements AsyncCommand<SessionModel, SessionDriver> {
   constructor(readonly scheduler: Scheduler) {}
   // A live orphan (FAULT-60/61) would be closed by the turn boundary this command may reach (INV-11, §11.6).
@@ -17,8 +32,10 @@ export class ConcurrentCompactionCommand implements AsyncCommand<SessionModel, S
     const s = this.scheduler
     let inFlight = false
     let busyWhileInFlight: boolean | null = null
+    let occurrence = 0
     d.duringSummary = async () => {
       inFlight = true
+      occurrence = d.summaryCalls
       await s.schedule(Promise.resolve(), 'summary returns')
       inFlight = false
     }
@@ -26,7 +43,9 @@ export class ConcurrentCompactionCommand implements AsyncCommand<SessionModel, S
     const first = d.startCompactNow()
     const second = s.schedule(Promise.resolve(), 'second compactNow').then(() => {
       const overlapping = inFlight
-      return d.startCompactNow().then((code) => {
+      const at = occurrence
+      return d.startCompactNow(false).then((code) => {
+        record(d, overlapping, at, code)
         if (overlapping) busyWhileInFlight = code === 'busy'
         return code
       })

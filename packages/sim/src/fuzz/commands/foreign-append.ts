@@ -13,17 +13,31 @@ import { settleModel } from './support.ts'
 /** What the foreign writer appends. */
 export type ForeignKind = 'log-only' | 'surface'
 
-/** Races a foreign append with a manual compaction; in-process only (no scenario equivalent). */
+/** Races a foreign append with a manual compaction; exported as a `concurrent:` item when it landed during the summary call. */
 export class ForeignAppendCommand implements AsyncCommand<SessionModel, SessionDriver> {
   constructor(readonly kind: ForeignKind, readonly scheduler: Scheduler) {}
   // A live orphan (FAULT-60/61) would be closed by the turn boundary this command may reach (INV-11, §11.6).
   check(m: Readonly<SessionModel>): boolean { return m.phase === 'idle' && m.turns >= 1 && !m.lockLive }
   async run(m: SessionModel, d: SessionDriver): Promise<void> {
     const s = this.scheduler
-    d.duringSummary = async () => { await s.schedule(Promise.resolve(), 'summary returns') }
+    let inFlight = false
+    let occurrence = 0
+    d.duringSummary = async () => {
+      inFlight = true
+      occurrence = d.summaryCalls
+      await s.schedule(Promise.resolve(), 'summary returns')
+      inFlight = false
+    }
     const manual = d.startCompactNow()
     const foreign = s.schedule(Promise.resolve(), `foreign ${this.kind}`).then(() => {
       const draft = this.draft(d)
+      // Issue #16: during the summary call it is a `concurrent:` item (before the first chunk); otherwise in-process only.
+      if (inFlight) {
+        const action = { during: 'summary', occurrence, at: 'before-first-chunk', do: this.kind === 'surface' ? 'append-surface' : 'append-log-only' } as const
+        d.trace.concurrent.push({ fault: this.kind === 'surface' ? 'FAULT-77' : 'FAULT-78', action })
+      } else {
+        d.trace.inProcessOnly.push(`foreign ${draft.type} outside a summary call`)
+      }
       d.foreignAppend(draft)
       return draft
     })
