@@ -78,8 +78,12 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
     offsetMs: lastTime === undefined ? 0 : Math.max(0, lastTime + CLOCK_STEP_MS - (CLOCK_ORIGIN_MS + CLOCK_STEP_MS * restoreLength)),
   })
   let storeError: unknown = null
+  // A clean stop inside a bracket (issue #16): nothing after the stop point's compaction/start reaches the file.
+  const stop = inBracketStop(options, stored)
   const persist = (event: LogEvent): void => {
+    if (stop.stopped()) return
     store.append([event]).catch((err: unknown) => { storeError ??= err })
+    stop.observe(event)
   }
   if (options.resume === true) {
     const restored = restoreSession(stored, { dialect: 'seed', clock: clock.now })
@@ -92,7 +96,7 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
   const unsubscribe = theLog.subscribe(persist)
   let result: SubjectSessionResult
   try {
-    result = await drive(options, theLog, clock, hooks, transcript, internals)
+    result = await drive(options, theLog, clock, hooks, transcript, internals, stop)
   } finally {
     unsubscribe()
     await store.close()
@@ -101,9 +105,40 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
   return result
 }
 
+/** A lifecycle's in-bracket stop point (`SubjectSessionOptions.stop`): when reached, persisting ends and `signal` aborts. */
+interface BracketStop {
+  /** Aborted at the stop point (never, without an `inBracket` stop). */
+  readonly signal: AbortSignal | undefined
+  /** True once the stop point's `compaction/start` has been handed to the store. */
+  stopped(): boolean
+  /** The log's length at the stop point, or null before it. */
+  at(): number | null
+  /** Counts `event` (persisted just now) towards the stop point. */
+  observe(event: LogEvent): void
+}
+
+/** The in-bracket stop of `options` over a log whose stored events are `stored` (their starts count too). */
+function inBracketStop(options: SubjectSessionOptions, stored: readonly LogEvent[]): BracketStop {
+  const stop = options.stop
+  if (stop?.kind !== 'inBracket') return { signal: undefined, stopped: () => false, at: () => null, observe: () => {} }
+  const controller = new AbortController()
+  let starts = stored.filter((e) => e.type === 'compaction/start').length
+  let at: number | null = null
+  return {
+    signal: controller.signal,
+    stopped: () => at !== null,
+    at: () => at,
+    observe: (event) => {
+      if (event.type !== 'compaction/start' || ++starts !== stop.occurrence) return
+      at = event.seq + 1
+      controller.abort(new Error(`clean stop inside compaction/start ${event.seq} (restart inBracket ${stop.occurrence})`))
+    },
+  }
+}
+
 async function drive(
   options: SubjectSessionOptions, log: EventLog, clock: VirtualClock, hooks: NonNullable<SubjectSessionOptions['hooks']>,
-  transcript: Transcript, internals: ReferenceInternals = {},
+  transcript: Transcript, internals: ReferenceInternals = {}, stop: BracketStop = inBracketStop(options, []),
 ): Promise<SubjectSessionResult> {
   const { scenario } = options
   const provider = scenario.provider.name
@@ -121,7 +156,7 @@ async function drive(
   const meter = new TokenMeter(log, { dialect: log.dialect })
   const runtime = new LlmRuntime({
     onDispatch: (call) => {
-      if (call.purpose === 'session-title') return
+      if (call.purpose === 'session-title' || stop.stopped()) return // a stopped lifecycle records nothing more
       const captured: CapturedRequest = {
         index: requests.length,
         logRevisionAtDispatch: log.length,
@@ -189,22 +224,39 @@ async function drive(
   hooks.observeSession?.({ now: () => clock.peek(), originMs: CLOCK_ORIGIN_MS, logLength: () => log.length })
   const startedAfterTurn = log.state.lastTurn
   const outcomes: SubjectTurnOutcome[] = []
+  const stopAfterTurn = options.stop?.kind === 'afterTurn' ? options.stop.turn : null
   for (let turn = startedAfterTurn + 1; turn <= transcript.turns.length; turn++) {
     const input = transcript.turns[turn - 1]
     if (input === undefined) break
-    const signal = hooks.beginTurn?.(turn, { setModel: (model) => { agent.setRoute({ ...route, model }) } })
+    const worldSignal = hooks.beginTurn?.(turn, { setModel: (model) => { agent.setRoute({ ...route, model }) } })
+    const signal = anySignal(worldSignal, stop.signal)
     const outcome = await agent.runTurn({ content: structuredClone(input.user) }, signal)
+    if (stop.stopped()) break // the stop point's turn is not recorded: restore repairs it (§11.4)
     outcomes.push({ turn: outcome.turn, reason: outcome.reason })
     for (const action of scenario.manual) {
       if (action.kind !== 'compactNow' || action.afterTurn !== turn) continue
       try {
-        await agent.compactNow(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId })
+        const manual = action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId }
+        await agent.compactNow(stop.signal === undefined ? manual : { ...manual, signal: stop.signal })
       } catch (err) {
+        if (stop.stopped()) break
         warn(`manual compactNow after turn ${turn} failed: ${err instanceof Error ? err.message : String(err)}`)
       }
     }
+    if (stop.stopped()) break
+    if (turn === stopAfterTurn) {
+      return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn, stoppedAt: { events: log.length } }
+    }
   }
+  const stoppedAt = stop.at()
+  if (stoppedAt !== null) return { outcomes, warnings, requests, explicitRegionStarts, events: stoppedAt, startedAfterTurn, stoppedAt: { events: stoppedAt } }
   return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
+}
+
+/** `a` and `b` combined (either aborts it); just `a` when there is no `b`, so runs without a stop keep their signal. */
+function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (b === undefined) return a
+  return a === undefined ? b : AbortSignal.any([a, b])
 }
 
 /** The meter's §2.5 `totalTokens` now, or null for a log it cannot replay (the engine reports that itself). */
