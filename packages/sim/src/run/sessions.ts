@@ -9,6 +9,8 @@
  * which one is decided by virtual time (the session clock each subject reports through `hooks.observeSession`; the
  * count of its admitted requests when it reports none), ties broken by a seeded order of the sessions. No wall
  * clock and no I/O timing can reorder anything: the same seed gives the same interleaving and byte-identical logs.
+ * A reply with virtual latency (a scripted summary attempt's `latencyMs`) is waited out: its session queues again
+ * at its clock plus the latency, so the other sessions run up to that time while its call (and bracket) is open.
  *
  * Each session's log is judged on its own (manifest, capture, world record: `checkLog`) with the session's
  * expectations. The harness trace adds one cross-session check (INV-45's "no busy caused by" clause, §11.1 lock
@@ -114,6 +116,8 @@ interface LiveSession {
   readonly logPath: string
   readonly artifacts: { log: string; manifest: string; requests: string }
   view: SessionView | null
+  /** Virtual latency of this session's replies so far (ms), added to its clock for the scheduler. */
+  waitedMs: number
   result: SubjectSessionResult | null
   error: unknown
 }
@@ -141,11 +145,22 @@ export async function runSessionsScenario(scenario: ResolvedScenario, sessions: 
     const world = createWorld({ scenario: spec.scenario, transcript, now: () => CLOCK_ORIGIN_MS })
     const stem = `${options.slug}.${spec.name}`
     const artifacts = { log: `${stem}.jsonl`, manifest: `${stem}.manifest.json`, requests: `${stem}.requests.jsonl` }
-    live.push({ spec, world, logPath: join(options.outDir, artifacts.log), artifacts, view: null, result: null, error: null })
+    live.push({ spec, world, logPath: join(options.outDir, artifacts.log), artifacts, view: null, waitedMs: 0, result: null, error: null })
   }
+  // A session's virtual time: its own clock, plus the latency its world's replies took (waited out below).
+  const now = (s: LiveSession): number | null => (s.view === null ? null : s.view.now() - s.view.originMs + s.waitedMs)
   const stops = live.map((s) => options.mount.serve(sessionBaseUrl(s.spec.name), async (request) => {
-    await scheduler.admit(s.spec.name, s.view === null ? null : s.view.now() - s.view.originMs)
-    return s.world.provider.handle(request)
+    await scheduler.admit(s.spec.name, now(s))
+    const before = s.world.latencyMs()
+    const response = await s.world.provider.handle(request)
+    const latency = s.world.latencyMs() - before
+    if (latency > 0) {
+      // A slow reply (a scripted summary attempt's latencyMs): the answer arrives only once every other session has
+      // run up to that virtual time — meanwhile this session waits with its call in flight (a live bracket, for a summary).
+      s.waitedMs += latency
+      await scheduler.admit(s.spec.name, now(s))
+    }
+    return response
   }))
   const joins = live.map((s) => joinProviderCounts(s.world.provider))
   try {

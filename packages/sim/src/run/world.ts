@@ -307,6 +307,8 @@ export interface World {
   logLength(): number | null
   /** The scenario's non-crash faults that never fired, each with why (optional ones included: the caller filters). */
   unfired(): UnfiredFault[]
+  /** Virtual latency the world's replies have taken so far, in ms (a scripted summary attempt's `latencyMs`; issue #16's scheduler waits it out). */
+  latencyMs(): number
 }
 
 /** Options of `createWorld`. */
@@ -463,6 +465,7 @@ export function createWorld(options: WorldOptions): World {
       })
     },
     countEarlierRequests: (requests) => { summaries.countEarlier(requests) },
+    latencyMs: () => latencyMs,
   }
 }
 

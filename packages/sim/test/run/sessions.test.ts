@@ -13,6 +13,10 @@ import { loadScenario } from '../../src/scenario/load.ts'
 import { resolveSessions } from '../../src/scenario/resolve-sessions.ts'
 import type { Scenario } from '../../src/scenario/types.ts'
 import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
+import { mergeSeedReports } from '../../src/report/merge.ts'
+import { loadModuleSubject } from '../../src/subjects/module.ts'
+import { referenceSubject } from '../../src/subjects/reference.ts'
+import type { SubjectFeature } from '../../src/subjects/types.ts'
 
 const FILE = join(REPO_ROOT, 'scenarios/sessions/live-orphan-two-sessions.yaml')
 
@@ -65,6 +69,49 @@ describe('sessions: two sessions, a live orphan in one', () => {
     const files = (await readdir(x)).sort()
     expect(files.length).toBe(8)
     for (const f of files) expect(await readFile(join(y, f), 'utf8'), f).toBe(await readFile(join(x, f), 'utf8'))
+  }, 120_000)
+})
+
+describe('sessions: two live brackets at once (slow summary calls)', () => {
+  const SLOW = join(REPO_ROOT, 'scenarios/sessions/slow-summary-two-sessions.yaml')
+
+  it('commits one bracket per session with no busy anywhere on the reference subject', async () => {
+    const report = await runScenarios([SLOW], { outDir: join(tmp.dir, 'slow'), cwd: REPO_ROOT })
+    const s = report.scenarios[0]
+    expect(s?.status, JSON.stringify(s?.expectations.filter((e) => !e.passed))).toBe('passed')
+    expect(s?.sessions?.map((x) => [x.name, x.counts?.brackets, x.counts?.checkpoints, x.warnings ?? []])).toEqual([
+      ['a', 1, 1, []], ['b', 1, 1, []],
+    ])
+  }, 120_000)
+
+  it('fails a process-wide lock with INV-45 in the session it blocked: the brackets really overlap', async () => {
+    const subject = await loadModuleSubject(`module:${join(REPO_ROOT, 'examples/broken/lock-global.ts')}`)
+    const report = await runScenarios([SLOW], { outDir: join(tmp.dir, 'slow-broken'), cwd: REPO_ROOT, subject })
+    const s = report.scenarios[0]
+    expect(s?.status).toBe('failed')
+    const blocked = s?.sessions?.filter((x) => x.violations.some((v) => v.id === 'INV-45')) ?? []
+    expect(blocked.length).toBe(1)
+    expect(blocked[0]?.counts?.brackets).toBe(0)
+    expect(s?.violations.every((v) => v.id === 'INV-45' && v.message.startsWith(`session ${blocked[0]?.name ?? ''}: lock scope (harness trace)`))).toBe(true)
+  }, 120_000)
+})
+
+describe('sessions: subjects and seeds', () => {
+  it('skips the scenario for a subject without the sessions feature, naming it', async () => {
+    const subject = { ...referenceSubject, name: 'one-session', features: ['manualCompaction', 'appendFaults'] as SubjectFeature[] }
+    const report = await runScenarios([FILE], { outDir: join(tmp.dir, 'skip'), cwd: REPO_ROOT, subject })
+    expect(report.scenarios[0]?.status).toBe('skipped')
+    expect(report.scenarios[0]?.skipReason).toContain('sessions (2 sessions in one run (sessions:))')
+  })
+
+  it('a --seeds merge points every session\'s artifacts into its seed folder', async () => {
+    const out = join(tmp.dir, 'seed-3')
+    const report = await runScenarios([FILE], { outDir: out, cwd: REPO_ROOT, seed: 3 })
+    const merged = mergeSeedReports(['scenarios/sessions/live-orphan-two-sessions.yaml'], [{ seed: 3, report }])
+    expect(merged.scenarios[0]?.sessions?.map((s) => s.artifacts.log)).toEqual([
+      'seed-3/sessions--live-orphan-two-sessions.a.jsonl', 'seed-3/sessions--live-orphan-two-sessions.b.jsonl',
+    ])
+    expect(report.scenarios[0]?.status).toBe('passed')
   }, 120_000)
 })
 
