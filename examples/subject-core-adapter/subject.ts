@@ -19,8 +19,8 @@
  */
 import { rm } from 'node:fs/promises'
 import {
-  Agent, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, OpenAiCompatibleAdapter, restoreSession,
-  type CapturedRequest, type GenerateOptions, type LlmAdapter, type LogEvent, type RestoredSession, type RestoreOptions,
+  Agent, CompactionEngine, EventLog, type AgentCompactionEngine, JsonlLogStore, LlmRuntime, OpenAiCompatibleAdapter, restoreSession,
+  type CapturedRequest, type EventDraft, type GenerateOptions, type LlmAdapter, type LogEvent, type RestoredSession, type RestoreOptions,
   type ToolExecutor,
 } from '@compaction-sim/core'
 import type { Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from '@compaction-sim/sim'
@@ -45,6 +45,8 @@ export interface ExampleSeams {
   adapter?: (adapter: LlmAdapter) => LlmAdapter
   /** Replaces `restoreSession` (§11.4) when a session resumes after a crash. */
   restore?: (stored: readonly LogEvent[], options: RestoreOptions) => RestoredSession
+  /** Wraps the compaction engine the agent calls (the session's log, its warning sink and its log file given). */
+  engine?: (engine: AgentCompactionEngine, session: { log: EventLog; warn: (message: string) => void; logPath: string }) => AgentCompactionEngine
 }
 
 /** The subject with `seams` applied. `explicitRegion` and `unroutableSummarizer` are left out: those scenarios are skipped. */
@@ -53,6 +55,7 @@ export function exampleSubject(seams: ExampleSeams = {}): Subject {
     name: 'core-adapter-example',
     features: [
       'manualCompaction', 'imageOffload', 'summaryError', 'seriesHeaders', 'abort', 'timeouts', 'routeSwitch', 'middleware', 'crash',
+      'appendFaults', 'sessions',
     ],
     runSession: (options) => runSession(options, seams),
   }
@@ -118,14 +121,22 @@ async function runTurns(options: SubjectSessionOptions, log: EventLog, clock: Cl
   })
   runtime.registerAdapter(route.provider, seams.adapter?.(adapter) ?? adapter)
   for (const middleware of hooks.middleware ?? []) runtime.use(middleware)
+  const reject = hooks.rejectAppend
   const engine = new CompactionEngine({
     log, runtime, policy: scenario.policy, clock: clock.now, warn, agentRoute: route, sessionId,
+    // The world's storage faults on bracket appends (FAULT-60…63): a refused draft is not written.
+    ...(reject === undefined ? {} : { append: (draft: EventDraft) => {
+      const refusal = reject(draft)
+      if (refusal !== null) throw new Error(refusal)
+      return log.append(draft)
+    } }),
     ...(scenario.pruner === null ? {} : { pruner: scenario.pruner }),
     newCompactionId: () => id('cmp'),
     newMessageId: () => id('m-checkpoint'),
   })
+  const port = seams.engine?.(engine, { log, warn, logPath: options.logPath }) ?? engine
   const agent = new Agent({
-    log, runtime, engine, policy: scenario.policy, route, sessionId, clock: clock.now, sleep: clock.sleep, warn,
+    log, runtime, engine: port, policy: scenario.policy, route, sessionId, clock: clock.now, sleep: clock.sleep, warn,
     systemPrompt: () => transcript.systemPrompt,
     tools: transcript.tools,
     executeTool: toolResults(options),

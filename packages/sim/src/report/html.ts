@@ -18,7 +18,7 @@ import { assertNever } from '@compaction-sim/core'
 import { INVARIANT_IDS, type InvariantId } from '../checker/types.ts'
 import { lineChartSvg, stackedBarChartSvg, escapeXml, type Bar, type LineMarker, type LineSpan } from './svg.ts'
 import { driftLine, escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, summaryText } from './text.ts'
-import type { RunReport, ScenarioArtifacts, ScenarioReport, ScenarioStatus, ScenarioTimeline, TimelineMarkerKind } from './types.ts'
+import type { RunReport, ScenarioArtifacts, ScenarioReport, ScenarioStatus, ScenarioTimeline, SessionReport, TimelineMarkerKind } from './types.ts'
 
 /** Text for HTML content or a quoted attribute: entities for `& < > " '`, control characters (but tab and line breaks) made visible. */
 export function htmlText(text: string): string {
@@ -165,6 +165,13 @@ function artifactLinks(artifacts: ScenarioArtifacts | undefined): string {
   }).join(' · ')}</span>`
 }
 
+/** Issue #16: one line per session of a several-session scenario, with its verdict, figures and files. */
+function sessionsList(sessions: readonly SessionReport[]): string[] {
+  const items = sessions.map((x) => `<li>${statusCell(x.status)} session <code>${htmlText(x.name)}</code>` +
+    ` · ${x.counts === undefined ? '–' : `${x.counts.brackets} bracket(s)`} · ${x.violations.length} violation(s) · ${artifactLinks(x.artifacts)}</li>`)
+  return ['<ul class="sessions">', ...items, '</ul>']
+}
+
 const statusCell = (status: ScenarioStatus): string => `<span class="status status-${status}">${statusText(status)}</span>`
 const num = (value: number | string): string => `<td class="num">${htmlText(String(value))}</td>`
 
@@ -291,6 +298,7 @@ function scenarioSection(s: ScenarioReport, number: number): string[] {
       ` · dialect ${htmlText(s.dialect)} · ${artifactLinks(s.artifacts)}</p>`,
   ]
   if (s.skipReason !== undefined) out.push(`<p>Skipped: ${htmlText(s.skipReason)}</p>`)
+  if (s.sessions !== undefined) out.push(...sessionsList(s.sessions))
   if (s.error !== undefined) out.push(`<p class="status-error">Error (${htmlText(s.errorKind ?? 'internal')}): ${htmlText(s.error)}</p>`)
   const figures = s.timeline === undefined ? [] : timelineFigure(s, s.timeline)
   const bars = cacheBars(s)

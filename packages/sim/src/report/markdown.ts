@@ -238,6 +238,14 @@ function detailsOf(scenario: ScenarioReport): string[] {
       out.push(`| ${e.notEvaluated !== undefined ? '➖' : e.passed ? '✅' : '❌'} | ${markdownCode(e.name)} | ${markdownCell(e.expected)} | ${markdownCell(e.actual)} |`)
     }
   }
+  if (scenario.sessions !== undefined) {
+    // Issue #16: one row per session; its expectations and violations are listed below under `<name>.` / `session <name>:`.
+    out.push('', `**Sessions** (${scenario.sessions.length})`, '', '| Result | Session | Brackets | Violations | Log |', '| --- | --- | ---: | ---: | --- |')
+    for (const s of scenario.sessions) {
+      const brackets = s.counts === undefined ? '–' : String(s.counts.brackets)
+      out.push(`| ${s.status === 'passed' ? '✅' : '❌'} | ${markdownCode(s.name)} | ${brackets} | ${s.violations.length} | ${markdownCode(s.artifacts.log)} |`)
+    }
+  }
   if (scenario.violations.length > 0) {
     out.push('', `**Violations** (${scenario.violations.length})`, '', '| Invariant | Seq | Message |', '| --- | ---: | --- |')
     for (const v of scenario.violations) out.push(`| ${v.id} | ${v.seq} | ${markdownCell(v.message)} |`)

@@ -178,6 +178,11 @@ export function mergeSeedReports(files: readonly string[], perSeed: ReadonlyArra
       if (copy.artifacts !== undefined) {
         copy.artifacts = { log: `${dir}/${copy.artifacts.log}`, manifest: `${dir}/${copy.artifacts.manifest}`, requests: `${dir}/${copy.artifacts.requests}` }
       }
+      for (const session of copy.sessions ?? []) {
+        // Issue #16: each session's files live in the seed's folder too.
+        const a = session.artifacts
+        session.artifacts = { log: `${dir}/${a.log}`, manifest: `${dir}/${a.manifest}`, requests: `${dir}/${a.requests}` }
+      }
       scenarios.push(copy)
     }
   })

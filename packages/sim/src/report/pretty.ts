@@ -102,6 +102,11 @@ function scenarioLine(scenario: ScenarioReport, chalk: ChalkInstance, ci: boolea
   if (counts !== undefined) {
     parts.push(chalk.dim(`brackets=${counts.brackets} prunes=${counts.prunes} offloads=${counts.offloads} retries=${counts.retries}`))
   }
+  if (scenario.sessions !== undefined) {
+    // Issue #16: each session's verdict and brackets (`a:passed/1 b:passed/1`).
+    const each = scenario.sessions.map((s) => `${oneLine(s.name)}:${s.status}/${s.counts?.brackets ?? '–'}`).join(' ')
+    parts.push(chalk.dim(`sessions=${scenario.sessions.length} (session:status/brackets ${each})`))
+  }
   if (scenario.finalPressure !== undefined) parts.push(chalk.dim(`pressure=${formatPressure(scenario.finalPressure)}`))
   if (scenario.drift !== undefined) {
     parts.push(chalk.dim(`drift=max ${formatDriftPct(scenario.drift.maxPct)} mean ${formatDriftPct(scenario.drift.meanPct)}`))

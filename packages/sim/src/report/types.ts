@@ -316,6 +316,26 @@ export interface ScenarioReport {
   cache?: ScenarioCache
   /** Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures. */
   drift?: ScenarioDrift
+  /**
+   * A several-session scenario (issue #16): each session's verdict and artifacts. The scenario's violations,
+   * expectations and faults are then the sessions' (prefixed `session <name>: ` / `<name>.`).
+   */
+  sessions?: SessionReport[]
+}
+
+/** One session of a several-session scenario (`ScenarioReport.sessions`): its own log, judged on its own. */
+export interface SessionReport {
+  name: string
+  status: 'passed' | 'failed'
+  artifacts: ScenarioArtifacts
+  counts?: ScenarioCounts
+  outcomes?: ReportedOutcome[]
+  finalPressure?: FinalPressure
+  violations: ReportedViolation[]
+  expectations: ExpectationResult[]
+  faults: ReportedFault[]
+  /** The session's subject warnings, in order; absent when none. */
+  warnings?: string[]
 }
 
 /** Totals over all scenarios. */

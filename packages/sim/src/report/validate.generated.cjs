@@ -4,11 +4,11 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim run report","description":"The canonical report of one `sim run` (design §4 item 7): every other format (pretty, markdown, junit, …) is a pure function of it. Source of truth for the report format; packages/sim/src/report/types.ts mirrors it and a test keeps them in step. Regenerate the validator with `pnpm report:schema`.","type":"object","additionalProperties":false,"required":["schemaVersion","tool","runId","seed","summary","scenarios"],"properties":{"schemaVersion":{"description":"Version of the report document; bumped on any incompatible change.","const":1},"tool":{"description":"The program that wrote the report.","$ref":"#/definitions/Tool"},"runId":{"description":"Deterministic id of the run (from the seed override and the scenario list), also the default folder name under reports/.","type":"string","minLength":1,"maxLength":200},"seed":{"description":"The `--seed` override (uint32), or null when every scenario ran with its own `seed`.","oneOf":[{"$ref":"#/definitions/Seed"},{"type":"null"}]},"summary":{"description":"Totals over all scenarios.","$ref":"#/definitions/Summary"},"scenarios":{"description":"One entry per scenario and subject, in the order the files were given (globs expanded and sorted).","type":"array","items":{"$ref":"#/definitions/Scenario"}},"timings":{"description":"Wall-clock totals, present only with `--timings`.","$ref":"#/definitions/Timings"},"differential":{"description":"Subject-vs-subject comparison (issue #7), present only when the run used two or more subjects (`sim run --subject reference,dsh`).","$ref":"#/definitions/Differential"},"cache":{"description":"Cache totals over the scenarios that carry a `cache` section (issue #9); absent when none does.","$ref":"#/definitions/RunCache"},"shard":{"description":"The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run.","$ref":"#/definitions/RunShard"},"seeds":{"description":"The seeds of `sim run --seeds` (then `seed` is null and `scenarios` holds one entry per scenario and seed, scenario by scenario, seeds in this order); absent otherwise.","type":"array","minItems":1,"items":{"$ref":"#/definitions/Seed"}}},"definitions":{"RunShard":{"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}},"ScenarioCache":{"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}},"CacheRequestRow":{"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}},"CacheReportedUsage":{"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}},"CacheTotals":{"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}},"CachePriceRef":{"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}},"RunCache":{"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}},"Differential":{"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}},"DifferentialSummary":{"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}},"DifferentialScenario":{"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}},"DifferentialDifference":{"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}},"DifferentialAspect":{"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]},"Tool":{"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}},"Seed":{"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295},"Count":{"description":"A non-negative integer count.","type":"integer","minimum":0},"Timings":{"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}},"Summary":{"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}},"Status":{"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]},"Dialect":{"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]},"CheckId":{"description":"The id of a registered check: a §12 invariant, or a world-truth check WORLD-01 … WORLD-06 (issue #21).","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47","WORLD-01","WORLD-02","WORLD-03","WORLD-04","WORLD-05","WORLD-06"]},"InvariantId":{"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"PolicySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]},"Scenario":{"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]},"Violation":{"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id, or a world-truth check id (issue #21).","$ref":"#/definitions/CheckId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}},"Expectation":{"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"},"notEvaluated":{"description":"Present when the expectation was not judged: `seed-specific` = the scenario pins its expectations to its own `seed` (`expect.seedSpecific`) and ran under another; `dialect` = the subject's log dialect cannot hold what the item looks for (§14, e.g. D-07); then `passed` is true and `actual` says so.","enum":["seed-specific","dialect"]}}},"Counts":{"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}},"Outcome":{"description":"How a turn ended (`turn/end` reason kind and, for `error`, its failure code).","type":"object","additionalProperties":false,"required":["turn","kind"],"properties":{"turn":{"description":"The turn index.","$ref":"#/definitions/Count"},"kind":{"description":"The `turn/end` reason kind (`completed`, `error`, …).","type":"string","minLength":1},"code":{"description":"The failure code of an `error` outcome.","type":"string","minLength":1}}},"FinalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","type":"object","additionalProperties":false,"required":["tokens","ratio","contextWindow"],"properties":{"tokens":{"description":"Metered tokens of the final surface.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"contextWindow":{"description":"The route's context window in tokens, null when unknown.","oneOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"Fault":{"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}},"Timeline":{"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}},"TimelinePoint":{"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"providerTokens":{"description":"The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports drift.","$ref":"#/definitions/Count"}}},"ScenarioDrift":{"description":"Meter-vs-provider drift of one scenario (issue #15) over its conversation requests with both figures: per request (provider − meter) / meter in percent, signed (positive = the provider counts more than the meter said), rounded to 0.01.","type":"object","additionalProperties":false,"required":["requests","meanPct","maxPct","maxRequest","minPct"],"properties":{"requests":{"description":"Conversation requests measured (at least one).","type":"integer","minimum":1},"meanPct":{"description":"Mean signed drift in percent.","type":"number"},"maxPct":{"description":"Largest signed drift in percent.","type":"number"},"maxRequest":{"description":"Dispatch index of the request with maxPct (the first on a tie).","$ref":"#/definitions/Count"},"minPct":{"description":"Smallest signed drift in percent.","type":"number"}}},"TimelineMarker":{"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}},"Path":{"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}},"Artifacts":{"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim run report","description":"The canonical report of one `sim run` (design §4 item 7): every other format (pretty, markdown, junit, …) is a pure function of it. Source of truth for the report format; packages/sim/src/report/types.ts mirrors it and a test keeps them in step. Regenerate the validator with `pnpm report:schema`.","type":"object","additionalProperties":false,"required":["schemaVersion","tool","runId","seed","summary","scenarios"],"properties":{"schemaVersion":{"description":"Version of the report document; bumped on any incompatible change.","const":1},"tool":{"description":"The program that wrote the report.","$ref":"#/definitions/Tool"},"runId":{"description":"Deterministic id of the run (from the seed override and the scenario list), also the default folder name under reports/.","type":"string","minLength":1,"maxLength":200},"seed":{"description":"The `--seed` override (uint32), or null when every scenario ran with its own `seed`.","oneOf":[{"$ref":"#/definitions/Seed"},{"type":"null"}]},"summary":{"description":"Totals over all scenarios.","$ref":"#/definitions/Summary"},"scenarios":{"description":"One entry per scenario and subject, in the order the files were given (globs expanded and sorted).","type":"array","items":{"$ref":"#/definitions/Scenario"}},"timings":{"description":"Wall-clock totals, present only with `--timings`.","$ref":"#/definitions/Timings"},"differential":{"description":"Subject-vs-subject comparison (issue #7), present only when the run used two or more subjects (`sim run --subject reference,dsh`).","$ref":"#/definitions/Differential"},"cache":{"description":"Cache totals over the scenarios that carry a `cache` section (issue #9); absent when none does.","$ref":"#/definitions/RunCache"},"shard":{"description":"The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run.","$ref":"#/definitions/RunShard"},"seeds":{"description":"The seeds of `sim run --seeds` (then `seed` is null and `scenarios` holds one entry per scenario and seed, scenario by scenario, seeds in this order); absent otherwise.","type":"array","minItems":1,"items":{"$ref":"#/definitions/Seed"}}},"definitions":{"RunShard":{"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}},"ScenarioCache":{"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}},"CacheRequestRow":{"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}},"CacheReportedUsage":{"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}},"CacheTotals":{"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}},"CachePriceRef":{"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}},"RunCache":{"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}},"Differential":{"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}},"DifferentialSummary":{"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}},"DifferentialScenario":{"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}},"DifferentialDifference":{"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}},"DifferentialAspect":{"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]},"Tool":{"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}},"Seed":{"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295},"Count":{"description":"A non-negative integer count.","type":"integer","minimum":0},"Timings":{"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}},"Summary":{"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}},"Status":{"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]},"Dialect":{"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]},"CheckId":{"description":"The id of a registered check: a §12 invariant, or a world-truth check WORLD-01 … WORLD-06 (issue #21).","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47","WORLD-01","WORLD-02","WORLD-03","WORLD-04","WORLD-05","WORLD-06"]},"InvariantId":{"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"PolicySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]},"Scenario":{"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"},"sessions":{"description":"A several-session scenario (issue #16, `sessions:`): each session's own verdict and artifacts, in declaration order. The scenario's violations, expectations and faults are the sessions' (messages prefixed `session <name>: `, names and ids `<name>.`); absent for one-session scenarios.","type":"array","minItems":2,"items":{"$ref":"#/definitions/Session"}}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]},"Session":{"description":"One session of a several-session scenario: its log, manifest and capture, judged on their own.","type":"object","additionalProperties":false,"required":["name","status","artifacts","violations","expectations","faults"],"properties":{"name":{"description":"The session's name (`sessions[].name`).","type":"string","minLength":1},"status":{"description":"passed or failed (the session's own expectations and invariants).","enum":["passed","failed"]},"artifacts":{"description":"The session's log, manifest and request capture (`<slug>.<name>.jsonl`, …), relative to the output folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Counts over the session's log (absent when the log cannot be replayed).","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn of the session ended, in order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"The reference meter's pressure at the end of the session's log.","$ref":"#/definitions/FinalPressure"},"violations":{"description":"The checker's violations in the session's log, and the harness trace's lock-scope check (INV-45).","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"The session's evaluated `expect` items.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"The session's declared faults and how often each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"The session's subject warnings, in order; absent when none.","type":"array","items":{"type":"string"}}}},"Violation":{"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id, or a world-truth check id (issue #21).","$ref":"#/definitions/CheckId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}},"Expectation":{"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"},"notEvaluated":{"description":"Present when the expectation was not judged: `seed-specific` = the scenario pins its expectations to its own `seed` (`expect.seedSpecific`) and ran under another; `dialect` = the subject's log dialect cannot hold what the item looks for (§14, e.g. D-07); then `passed` is true and `actual` says so.","enum":["seed-specific","dialect"]}}},"Counts":{"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}},"Outcome":{"description":"How a turn ended (`turn/end` reason kind and, for `error`, its failure code).","type":"object","additionalProperties":false,"required":["turn","kind"],"properties":{"turn":{"description":"The turn index.","$ref":"#/definitions/Count"},"kind":{"description":"The `turn/end` reason kind (`completed`, `error`, …).","type":"string","minLength":1},"code":{"description":"The failure code of an `error` outcome.","type":"string","minLength":1}}},"FinalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","type":"object","additionalProperties":false,"required":["tokens","ratio","contextWindow"],"properties":{"tokens":{"description":"Metered tokens of the final surface.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"contextWindow":{"description":"The route's context window in tokens, null when unknown.","oneOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"Fault":{"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}},"Timeline":{"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}},"TimelinePoint":{"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"providerTokens":{"description":"The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports drift.","$ref":"#/definitions/Count"}}},"ScenarioDrift":{"description":"Meter-vs-provider drift of one scenario (issue #15) over its conversation requests with both figures: per request (provider − meter) / meter in percent, signed (positive = the provider counts more than the meter said), rounded to 0.01.","type":"object","additionalProperties":false,"required":["requests","meanPct","maxPct","maxRequest","minPct"],"properties":{"requests":{"description":"Conversation requests measured (at least one).","type":"integer","minimum":1},"meanPct":{"description":"Mean signed drift in percent.","type":"number"},"maxPct":{"description":"Largest signed drift in percent.","type":"number"},"maxRequest":{"description":"Dispatch index of the request with maxPct (the first on a tie).","$ref":"#/definitions/Count"},"minPct":{"description":"Smallest signed drift in percent.","type":"number"}}},"TimelineMarker":{"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}},"Path":{"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}},"Artifacts":{"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}}}};
 const schema12 = {"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}};
 const schema13 = {"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295};
 const schema48 = {"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}};
-const schema101 = {"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}};
+const schema104 = {"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const schema14 = {"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}};
@@ -220,7 +220,7 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema20 = {"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]};
+const schema20 = {"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"},"sessions":{"description":"A several-session scenario (issue #16, `sessions:`): each session's own verdict and artifacts, in declaration order. The scenario's violations, expectations and faults are the sessions' (messages prefixed `session <name>: `, names and ids `<name>.`); absent for one-session scenarios.","type":"array","minItems":2,"items":{"$ref":"#/definitions/Session"}}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]};
 const schema22 = {"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]};
 const schema23 = {"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]};
 const schema24 = {"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}};
@@ -3903,6 +3903,532 @@ validate42.errors = vErrors;
 return errors === 0;
 }
 
+const schema86 = {"description":"One session of a several-session scenario: its log, manifest and capture, judged on their own.","type":"object","additionalProperties":false,"required":["name","status","artifacts","violations","expectations","faults"],"properties":{"name":{"description":"The session's name (`sessions[].name`).","type":"string","minLength":1},"status":{"description":"passed or failed (the session's own expectations and invariants).","enum":["passed","failed"]},"artifacts":{"description":"The session's log, manifest and request capture (`<slug>.<name>.jsonl`, …), relative to the output folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Counts over the session's log (absent when the log cannot be replayed).","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn of the session ended, in order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"The reference meter's pressure at the end of the session's log.","$ref":"#/definitions/FinalPressure"},"violations":{"description":"The checker's violations in the session's log, and the harness trace's lock-scope check (INV-45).","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"The session's evaluated `expect` items.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"The session's declared faults and how often each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"The session's subject warnings, in order; absent when none.","type":"array","items":{"type":"string"}}}};
+
+function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.name === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.status === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.artifacts === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "artifacts"},message:"must have required property '"+"artifacts"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.violations === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "violations"},message:"must have required property '"+"violations"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.expectations === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "expectations"},message:"must have required property '"+"expectations"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.faults === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "faults"},message:"must have required property '"+"faults"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(func2.call(schema86.properties, key0))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.name !== undefined){
+let data0 = data.name;
+if(typeof data0 === "string"){
+if(func3(data0) < 1){
+const err7 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+else {
+const err8 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.status !== undefined){
+let data1 = data.status;
+if(!((data1 === "passed") || (data1 === "failed"))){
+const err9 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema86.properties.status.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.artifacts !== undefined){
+let data2 = data.artifacts;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.log === undefined){
+const err10 = {instancePath:instancePath+"/artifacts",schemaPath:"#/definitions/Artifacts/required",keyword:"required",params:{missingProperty: "log"},message:"must have required property '"+"log"+"'"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if(data2.manifest === undefined){
+const err11 = {instancePath:instancePath+"/artifacts",schemaPath:"#/definitions/Artifacts/required",keyword:"required",params:{missingProperty: "manifest"},message:"must have required property '"+"manifest"+"'"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if(data2.requests === undefined){
+const err12 = {instancePath:instancePath+"/artifacts",schemaPath:"#/definitions/Artifacts/required",keyword:"required",params:{missingProperty: "requests"},message:"must have required property '"+"requests"+"'"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+for(const key1 in data2){
+if(!(((key1 === "log") || (key1 === "manifest")) || (key1 === "requests"))){
+const err13 = {instancePath:instancePath+"/artifacts",schemaPath:"#/definitions/Artifacts/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data2.log !== undefined){
+let data3 = data2.log;
+if(typeof data3 === "string"){
+if(func3(data3) < 1){
+const err14 = {instancePath:instancePath+"/artifacts/log",schemaPath:"#/definitions/Artifacts/properties/log/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/artifacts/log",schemaPath:"#/definitions/Artifacts/properties/log/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+if(data2.manifest !== undefined){
+let data4 = data2.manifest;
+if(typeof data4 === "string"){
+if(func3(data4) < 1){
+const err16 = {instancePath:instancePath+"/artifacts/manifest",schemaPath:"#/definitions/Artifacts/properties/manifest/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/artifacts/manifest",schemaPath:"#/definitions/Artifacts/properties/manifest/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2.requests !== undefined){
+let data5 = data2.requests;
+if(typeof data5 === "string"){
+if(func3(data5) < 1){
+const err18 = {instancePath:instancePath+"/artifacts/requests",schemaPath:"#/definitions/Artifacts/properties/requests/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+else {
+const err19 = {instancePath:instancePath+"/artifacts/requests",schemaPath:"#/definitions/Artifacts/properties/requests/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/artifacts",schemaPath:"#/definitions/Artifacts/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.counts !== undefined){
+if(!(validate14(data.counts, {instancePath:instancePath+"/counts",parentData:data,parentDataProperty:"counts",rootData}))){
+vErrors = vErrors === null ? validate14.errors : vErrors.concat(validate14.errors);
+errors = vErrors.length;
+}
+}
+if(data.outcomes !== undefined){
+let data7 = data.outcomes;
+if(Array.isArray(data7)){
+const len0 = data7.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate16(data7[i0], {instancePath:instancePath+"/outcomes/" + i0,parentData:data7,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err21 = {instancePath:instancePath+"/outcomes",schemaPath:"#/properties/outcomes/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data.finalPressure !== undefined){
+if(!(validate18(data.finalPressure, {instancePath:instancePath+"/finalPressure",parentData:data,parentDataProperty:"finalPressure",rootData}))){
+vErrors = vErrors === null ? validate18.errors : vErrors.concat(validate18.errors);
+errors = vErrors.length;
+}
+}
+if(data.violations !== undefined){
+let data10 = data.violations;
+if(Array.isArray(data10)){
+const len1 = data10.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate20(data10[i1], {instancePath:instancePath+"/violations/" + i1,parentData:data10,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate20.errors : vErrors.concat(validate20.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/violations",schemaPath:"#/properties/violations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.expectations !== undefined){
+let data12 = data.expectations;
+if(Array.isArray(data12)){
+const len2 = data12.length;
+for(let i2=0; i2<len2; i2++){
+let data13 = data12[i2];
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+if(data13.name === undefined){
+const err23 = {instancePath:instancePath+"/expectations/" + i2,schemaPath:"#/definitions/Expectation/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(data13.passed === undefined){
+const err24 = {instancePath:instancePath+"/expectations/" + i2,schemaPath:"#/definitions/Expectation/required",keyword:"required",params:{missingProperty: "passed"},message:"must have required property '"+"passed"+"'"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if(data13.expected === undefined){
+const err25 = {instancePath:instancePath+"/expectations/" + i2,schemaPath:"#/definitions/Expectation/required",keyword:"required",params:{missingProperty: "expected"},message:"must have required property '"+"expected"+"'"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+if(data13.actual === undefined){
+const err26 = {instancePath:instancePath+"/expectations/" + i2,schemaPath:"#/definitions/Expectation/required",keyword:"required",params:{missingProperty: "actual"},message:"must have required property '"+"actual"+"'"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+for(const key2 in data13){
+if(!(((((key2 === "name") || (key2 === "passed")) || (key2 === "expected")) || (key2 === "actual")) || (key2 === "notEvaluated"))){
+const err27 = {instancePath:instancePath+"/expectations/" + i2,schemaPath:"#/definitions/Expectation/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data13.name !== undefined){
+let data14 = data13.name;
+if(typeof data14 === "string"){
+if(func3(data14) < 1){
+const err28 = {instancePath:instancePath+"/expectations/" + i2+"/name",schemaPath:"#/definitions/Expectation/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/expectations/" + i2+"/name",schemaPath:"#/definitions/Expectation/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data13.passed !== undefined){
+if(typeof data13.passed !== "boolean"){
+const err30 = {instancePath:instancePath+"/expectations/" + i2+"/passed",schemaPath:"#/definitions/Expectation/properties/passed/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data13.expected !== undefined){
+if(typeof data13.expected !== "string"){
+const err31 = {instancePath:instancePath+"/expectations/" + i2+"/expected",schemaPath:"#/definitions/Expectation/properties/expected/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data13.actual !== undefined){
+if(typeof data13.actual !== "string"){
+const err32 = {instancePath:instancePath+"/expectations/" + i2+"/actual",schemaPath:"#/definitions/Expectation/properties/actual/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data13.notEvaluated !== undefined){
+let data18 = data13.notEvaluated;
+if(!((data18 === "seed-specific") || (data18 === "dialect"))){
+const err33 = {instancePath:instancePath+"/expectations/" + i2+"/notEvaluated",schemaPath:"#/definitions/Expectation/properties/notEvaluated/enum",keyword:"enum",params:{allowedValues: schema45.properties.notEvaluated.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/expectations/" + i2,schemaPath:"#/definitions/Expectation/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/expectations",schemaPath:"#/properties/expectations/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.faults !== undefined){
+let data19 = data.faults;
+if(Array.isArray(data19)){
+const len3 = data19.length;
+for(let i3=0; i3<len3; i3++){
+if(!(validate22(data19[i3], {instancePath:instancePath+"/faults/" + i3,parentData:data19,parentDataProperty:i3,rootData}))){
+vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+if(data.warnings !== undefined){
+let data21 = data.warnings;
+if(Array.isArray(data21)){
+const len4 = data21.length;
+for(let i4=0; i4<len4; i4++){
+if(typeof data21[i4] !== "string"){
+const err37 = {instancePath:instancePath+"/warnings/" + i4,schemaPath:"#/properties/warnings/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+validate44.errors = vErrors;
+return errors === 0;
+}
+
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5013,9 +5539,11 @@ vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.error
 errors = vErrors.length;
 }
 }
-}
-else {
-const err80 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data.sessions !== undefined){
+let data43 = data.sessions;
+if(Array.isArray(data43)){
+if(data43.length < 2){
+const err80 = {instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/minItems",keyword:"minItems",params:{limit: 2},message:"must NOT have fewer than 2 items"};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -5024,14 +5552,44 @@ vErrors.push(err80);
 }
 errors++;
 }
+const len7 = data43.length;
+for(let i8=0; i8<len7; i8++){
+if(!(validate44(data43[i8], {instancePath:instancePath+"/sessions/" + i8,parentData:data43,parentDataProperty:i8,rootData}))){
+vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err81 = {instancePath:instancePath+"/sessions",schemaPath:"#/properties/sessions/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+}
+}
+else {
+const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
 validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema87 = {"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}};
-const schema88 = {"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}};
+const schema90 = {"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}};
+const schema91 = {"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}};
 
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5268,15 +5826,15 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate46.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
 
-const schema95 = {"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}};
-const schema96 = {"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}};
-const schema97 = {"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]};
+const schema98 = {"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}};
+const schema99 = {"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}};
+const schema100 = {"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]};
 
-function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5345,7 +5903,7 @@ errors++;
 if(data.aspect !== undefined){
 let data0 = data.aspect;
 if(!((((((((data0 === "brackets") || (data0 === "shadowed")) || (data0 === "summaries")) || (data0 === "prunes")) || (data0 === "offloads")) || (data0 === "retries")) || (data0 === "surface")) || (data0 === "pressure"))){
-const err6 = {instancePath:instancePath+"/aspect",schemaPath:"#/definitions/DifferentialAspect/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/aspect",schemaPath:"#/definitions/DifferentialAspect/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5382,7 +5940,7 @@ errors++;
 if(data.verdict !== undefined){
 let data3 = data.verdict;
 if(!((data3 === "explained") || (data3 === "unexplained"))){
-const err9 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema96.properties.verdict.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema99.properties.verdict.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5427,12 +5985,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate49.errors = vErrors;
+validate56.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5559,7 +6117,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((data4 === "compared") || (data4 === "skipped"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema95.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema98.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5586,8 +6144,8 @@ let data6 = data.differences;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate49(data6[i0], {instancePath:instancePath+"/differences/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+if(!(validate56(data6[i0], {instancePath:instancePath+"/differences/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
 errors = vErrors.length;
 }
 }
@@ -5614,12 +6172,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5716,8 +6274,8 @@ errors++;
 }
 }
 if(data.summary !== undefined){
-if(!(validate46(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate53(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -5726,8 +6284,8 @@ let data4 = data.scenarios;
 if(Array.isArray(data4)){
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate48(data4[i1], {instancePath:instancePath+"/scenarios/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate55(data4[i1], {instancePath:instancePath+"/scenarios/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -5754,13 +6312,13 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
 
-const schema98 = {"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}};
+const schema101 = {"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6063,7 +6621,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
 
@@ -6453,14 +7011,14 @@ errors++;
 }
 }
 if(data.differential !== undefined){
-if(!(validate45(data.differential, {instancePath:instancePath+"/differential",parentData:data,parentDataProperty:"differential",rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate52(data.differential, {instancePath:instancePath+"/differential",parentData:data,parentDataProperty:"differential",rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
 errors = vErrors.length;
 }
 }
 if(data.cache !== undefined){
-if(!(validate53(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate60(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }

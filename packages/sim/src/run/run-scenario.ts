@@ -15,16 +15,16 @@ import { createHash } from 'node:crypto'
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises'
 import { isAbsolute, join, relative, resolve as resolvePath, sep } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { interceptRoutes } from '../provider/mount-intercept.ts'
+import { interceptRoutes, type InterceptRoute } from '../provider/mount-intercept.ts'
 import {
-  EventLog, LogError, MeterReplayError, Seq, TokenMeter, assertNever, readLog, type CapturedRequest, type Dialect, type LogEvent, type RunManifest,
+  EventLog, LogError, MeterReplayError, Seq, assertNever, type CapturedRequest, type LogEvent, type RunManifest,
 } from '@compaction-sim/core'
 import { checkLog, type CheckReport } from '../checker/run.ts'
 import { CheckInputError } from '../checker/run-inputs.ts'
 import type { MockProvider } from '../provider/mock-provider.ts'
 import {
   RUN_REPORT_SCHEMA_VERSION,
-  type ExpectationResult, type FinalPressure, type ReportedFault, type RunReport, type ScenarioArtifacts, type ScenarioReport, type ScenarioStatus,
+  type ExpectationResult, type ReportedFault, type RunReport, type ScenarioArtifacts, type ScenarioReport, type ScenarioStatus,
 } from '../report/types.ts'
 import { ScenarioError } from '../scenario/errors.ts'
 import { loadScenario } from '../scenario/load.ts'
@@ -46,6 +46,9 @@ import { isCheckpointEvent } from '../world/crash.ts'
 import { plural } from '../plural.ts'
 import { DshSubjectMissingError, loadDshSubject } from '../subjects/dsh-loader.ts'
 import { differentialOf } from './differential.ts'
+import { replayOf } from './replay.ts'
+import { runSessionsScenario, type SessionMount } from './sessions.ts'
+import { resolveRestarts, resolveSessions, type ResolvedRestart, type ResolvedSession } from '../scenario/resolve-sessions.ts'
 import { runCacheOf, scenarioCacheOf } from '../metrics/cache.ts'
 import { pathsOf } from '../metrics/paths.ts'
 import { WatchdogError, WatchdogScaleError } from '../world/watchdog.ts'
@@ -130,10 +133,15 @@ export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Sc
 /** The version of sim written into reports. */
 export const TOOL_VERSION = '0.1.0'
 
-/** The one in-process interception of the process, dispatching to the provider of the scenario that runs now. */
-class MockMount {
+/**
+ * The one in-process interception of the process, dispatching to the provider of the scenario that runs now, and
+ * (`serve`, issue #16) to each session of a several-session scenario under its own base URL.
+ */
+class MockMount implements SessionMount {
   private stop: (() => void) | null = null
   private users = 0
+  /** The routes the interception matches; `interceptRoutes` reads this array on every request, so `serve` extends it. */
+  private readonly routes: InterceptRoute[] = []
   current: MockProvider | null = null
 
   open(): void {
@@ -143,12 +151,19 @@ class MockMount {
       if (provider === null) return new Response('no scenario is running', { status: 503 })
       return provider.handle(request)
     }
-    this.stop = interceptRoutes([
-      { method: 'POST', base: MOCK_BASE_URL, path: '/chat/completions', handle },
-      { method: 'POST', base: MOCK_BASE_URL, path: '/messages', handle }, // the anthropic wire
-      { method: 'GET', base: MOCK_BASE_URL, path: '/models/:id', handle },
-      { method: 'GET', base: MOCK_BASE_URL, path: '/models', handle },
-    ])
+    this.routes.splice(0, this.routes.length, ...routesUnder(MOCK_BASE_URL, handle))
+    this.stop = interceptRoutes(this.routes)
+  }
+
+  serve(base: string, handle: (request: Request) => Promise<Response>): () => void {
+    const added = routesUnder(base, handle)
+    this.routes.push(...added)
+    return () => {
+      for (const route of added) {
+        const i = this.routes.indexOf(route)
+        if (i >= 0) this.routes.splice(i, 1)
+      }
+    }
   }
 
   close(): void {
@@ -156,6 +171,16 @@ class MockMount {
     this.stop?.()
     this.stop = null
   }
+}
+
+/** The four routes of one provider under `base` (chat completions, the anthropic messages wire, model metadata). */
+function routesUnder(base: string, handle: (request: Request) => Promise<Response>): InterceptRoute[] {
+  return [
+    { method: 'POST', base, path: '/chat/completions', handle },
+    { method: 'POST', base, path: '/messages', handle }, // the anthropic wire
+    { method: 'GET', base, path: '/models/:id', handle },
+    { method: 'GET', base, path: '/models', handle },
+  ]
 }
 
 const mount = new MockMount()
@@ -362,8 +387,10 @@ async function runOne(file: string, slug: string, options: RunOptions): Promise<
   try {
     const raw = await loadScenario(file)
     const override = options.policyOverride
-    const scenario = resolveScenario(override === undefined ? raw : applyPolicyOverride(raw, override), { file })
-    report = await runResolved(scenario, shown, slug, options)
+    const doc = override === undefined ? raw : applyPolicyOverride(raw, override)
+    const scenario = resolveScenario(doc, { file })
+    const shape = { sessions: resolveSessions(doc, { file }), restarts: resolveRestarts(doc, scenario) }
+    report = await runResolved(scenario, shown, slug, options, shape)
   } catch (err) {
     // A missing or malformed `@compaction-sim/subject-dsh` (for `subject: dsh`) is the user's install to fix: an input error.
     const input = err instanceof ScenarioError || err instanceof CheckInputError || err instanceof WatchdogScaleError
@@ -387,7 +414,15 @@ async function runOne(file: string, slug: string, options: RunOptions): Promise<
   return report
 }
 
-async function runResolved(scenario: ResolvedScenario, shown: string, slug: string, options: RunOptions): Promise<ScenarioReport> {
+/** What a scenario's `sessions:` and `restart:` keys resolved to (both empty for a plain one-session scenario). */
+interface RunShapeSpec {
+  sessions: readonly ResolvedSession[]
+  restarts: readonly ResolvedRestart[]
+}
+
+async function runResolved(
+  scenario: ResolvedScenario, shown: string, slug: string, options: RunOptions, shape: RunShapeSpec = { sessions: [], restarts: [] },
+): Promise<ScenarioReport> {
   const seed = options.seed ?? scenario.seed
   const subject = options.subject ?? await subjectOfKind(scenario.subject.kind)
   // The dialect of the log the subject writes (the dsh subject writes dsh-0.1.0-rc.8, §14.1).
@@ -404,8 +439,16 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   if (scenario.dialect !== 'seed') return skip(`the reference subject writes the seed dialect only, not ${scenario.dialect} (§14)`)
   const unsupported = unsupportedReason(scenario)
   if (unsupported !== null) return skip(unsupported)
-  const lacking = missingFeatureReason(scenario, subject)
+  const runShape = { sessions: shape.sessions.length, restarts: shape.restarts.length }
+  const lacking = missingFeatureReason(scenario, subject, undefined, runShape)
   if (lacking !== null) return skip(lacking)
+  if (shape.sessions.length > 0) {
+    for (const session of shape.sessions) {
+      const reason = subject.skipReason?.(session.scenario) ?? missingFeatureReason(session.scenario, subject, await scenarioTranscript(session.scenario, seed), runShape)
+      if (reason !== null) return skip(`session ${session.name}: ${reason}`)
+    }
+    return runSessionsScenario(scenario, shape.sessions, { subject, seed, outDir: options.outDir, slug, mount, head, shown })
+  }
   const subjectModule = subject === referenceSubject ? null : subjectModulePath(subject)
   const crashFaults = scenario.faults.filter((f) => f.target === 'crash')
   const crash = crashFaults[0]
@@ -436,6 +479,8 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   // Crash faults whose crash point was never reached, with why (fault targeting: they fail the scenario).
   const unreached: Array<{ fault: ResolvedFault; message: string }> = []
   const crashFired = new Map<string, number>()
+  // Issue #16: the log length at each clean stop, null for a stop point the session never reached.
+  const stopped: Array<number | null> = []
   let prior: WorldCounters | undefined
   let resume = false
   if (harness !== null) {
@@ -498,8 +543,19 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
   const settled = trackPending(() => `scenario ${shown} [${subject.name} seed=${seed}]: the subject's session, ${world.activity()}`
     + ` (replay: ${head.replay})`)
   try {
-    const session = { scenario, transcript, logPath, baseUrl: MOCK_BASE_URL, seed, hooks: world.hooks, onRequest: joined().onRequest }
-    sessions.push(await subject.runSession(resume ? { ...session, resume: true } : session))
+    const session = { scenario, transcript, logPath, baseUrl: MOCK_BASE_URL, seed, hooks: world.hooks }
+    // Issue #16: each clean stop ends a lifecycle through the subject's API; the next one restores the log in this process.
+    for (const point of shape.restarts) {
+      const lifecycle = await subject.runSession({ ...session, onRequest: joined().onRequest, ...(resume ? { resume: true } : {}), stop: point })
+      sessions.push(lifecycle)
+      stopped.push(lifecycle.stoppedAt?.events ?? null)
+      if (lifecycle.stoppedAt === undefined) break // the session ran to its end: nothing is left to restore
+      resume = true
+    }
+    if (stopped.every((s) => s !== null)) {
+      const last = { ...session, onRequest: joined().onRequest }
+      sessions.push(await subject.runSession(resume ? { ...last, resume: true } : last))
+    }
   } finally {
     settled()
     mount.current = null
@@ -555,6 +611,7 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     ...gapsOf(subject, scenario),
   })
   if (crash !== undefined) expectations.push(durableExpectation(acked, events))
+  shape.restarts.forEach((point, i) => { expectations.push(restartExpectation(point, i, stopped[i])) })
   const fired = world.fired()
   const faults: ReportedFault[] = scenario.faults.map((f) => ({
     id: f.id, kind: f.kind, fired: f.target === 'crash' ? crashFired.get(f.id) ?? 0 : fired.get(f.id) ?? 0,
@@ -610,26 +667,6 @@ function renumber(requests: readonly CapturedRequest[]): CapturedRequest[] {
   return requests.map((r, index) => ({ ...r, index }))
 }
 
-/** The log as core reads it and its final pressure, or why core cannot replay it (a reader or meter error). */
-type Replay =
-  | { kind: 'replayed'; events: readonly LogEvent[]; finalPressure: FinalPressure }
-  | { kind: 'unreplayable'; error: LogError | MeterReplayError }
-
-/**
- * Reads the finished log with core's reader and replays the reference meter over it (§2.5). A subject's log
- * that breaks the rules the reader or the meter rely on (a seq gap, a replacement range that is not on the
- * surface, a step opened twice, …) is `unreplayable`: the scenario then carries the checker's verdict alone.
- */
-async function replayOf(logPath: string, dialect: Dialect, scenario: ResolvedScenario): Promise<Replay> {
-  try {
-    const events = (await readLog(logPath, { dialect })).events
-    return { kind: 'replayed', events, finalPressure: pressureOf(events, scenario, dialect) }
-  } catch (err) {
-    if (err instanceof LogError || err instanceof MeterReplayError) return { kind: 'unreplayable', error: err }
-    throw err
-  }
-}
-
 /**
  * The report of a scenario whose log core cannot replay: failed, with the checker's violations, the
  * invariants expectation and one `replay` expectation naming where the replay stopped; the other
@@ -672,15 +709,6 @@ function unreplayableReport(
   }
 }
 
-/** The reference meter's pressure at the end of the log (§2), against the window of the route in force. */
-function pressureOf(events: readonly LogEvent[], scenario: ResolvedScenario, dialect: Dialect = 'seed'): FinalPressure {
-  const tokens = new TokenMeter({ events }, { dialect }).measure().totalTokens
-  const log = EventLog.fromEvents(events, { dialect })
-  const context = log.state.routeContext?.data
-  const contextWindow = context?.contextWindow ?? (context === undefined ? scenario.provider.contextWindow : null)
-  return { tokens, ratio: contextWindow === null ? null : tokens / contextWindow, contextWindow }
-}
-
 /** Durable events of `logPath` matching crash point `point` (a §1.4 type, or `checkpoint`); a torn last line is not one. */
 async function matchingDurableEvents(logPath: string, point: string): Promise<number> {
   const text = await readFile(logPath, 'utf8')
@@ -697,6 +725,17 @@ async function matchingDurableEvents(logPath: string, point: string): Promise<nu
     if (point === 'checkpoint' ? isCheckpointEvent(event as { type: string }) : event.type === point) n++
   }
   return n
+}
+
+/** Issue #16: clean stop point `i` was reached (`at`: the log's length then; null or undefined: never reached). */
+function restartExpectation(point: ResolvedRestart, i: number, at: number | null | undefined): ExpectationResult {
+  const where = point.kind === 'afterTurn' ? `after turn ${point.turn}` : `inside the bracket of compaction/start #${point.occurrence}`
+  return {
+    name: `restart[${i}]`,
+    passed: at !== null && at !== undefined,
+    expected: `the session stops cleanly ${where}, then a new lifecycle restores the log (§11.4)`,
+    actual: at === null ? 'never reached: the session ended before it' : at === undefined ? 'not run: an earlier stop point was never reached' : `stopped with ${plural(at, 'event')} in the log`,
+  }
 }
 
 /** §13.4: every event the crashed child acknowledged as durable is in the final log, unchanged in type. */

@@ -333,6 +333,8 @@ export interface World {
    * `in the manual compactNow after turn 1; request #2 (compaction) answered hang`.
    */
   activity(): string
+  /** Virtual latency the world's replies have taken so far, in ms (a scripted summary attempt's `latencyMs`; issue #16's scheduler waits it out). */
+  latencyMs(): number
 }
 
 /** Options of `createWorld`. */
@@ -513,6 +515,7 @@ export function createWorld(options: WorldOptions): World {
     countEarlierRequests: (requests) => { summaries.countEarlier(requests) },
     concurrentNotRun: () => scenario.concurrent.flatMap((c) => (ranItems.has(c.index) ? [] : [c.index])),
     activity: () => (lastAnswer === null ? `${phase}; no request yet` : `${phase}; last ${answerText(lastAnswer)}`),
+    latencyMs: () => latencyMs,
   }
 }
 

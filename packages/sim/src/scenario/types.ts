@@ -502,5 +502,25 @@ export interface Scenario {
   faults?: FaultConfig[]
   manual?: ManualAction[]
   concurrent?: ConcurrentAction[]
+  /** Several sessions in one run (issue #16); each inherits the keys it omits. Default: one session. */
+  sessions?: SessionConfig[]
+  /** Clean stop points; the next lifecycle restores the log in the same process (§11.4). Default: none. */
+  restart?: RestartPoint[]
   expect?: ExpectConfig
+}
+
+/** One session of a several-session scenario (`sessions:`); omitted keys come from the scenario. */
+export interface SessionConfig {
+  /** Unique session name (`^[a-z0-9][a-z0-9-]{0,31}$`); names its artifacts. */
+  name: string
+  transcript?: TranscriptConfig
+  faults?: FaultConfig[]
+  manual?: ManualAction[]
+  expect?: ExpectConfig
+}
+
+/** One clean stop point (`restart:`, exactly one key): after a turn, or right after the n-th `compaction/start` is durable. */
+export interface RestartPoint {
+  afterTurn?: number
+  inBracket?: number
 }

@@ -84,10 +84,33 @@ export function declaredFeatures(subject: Subject): ReadonlySet<SubjectFeature> 
   return new Set(subject.features ?? SUBJECT_FEATURES)
 }
 
-/** Why `subject` cannot run `scenario` (with `transcript`, when given) for lack of a feature, or null when it declares every one needed. */
-export function missingFeatureReason(scenario: ResolvedScenario, subject: Subject, transcript?: Transcript): string | null {
+/**
+ * What the scenario's run shape needs beyond its resolved content (issue #16): several sessions (`sessions`) and clean
+ * restarts (`restart`). The runner resolves those keys beside `resolveScenario` and passes their sizes here.
+ */
+export interface RunShape {
+  /** Sessions of the scenario (0 or 1 = a one-session scenario). */
+  readonly sessions: number
+  /** Clean stop points (`restart:`). */
+  readonly restarts: number
+}
+
+/** The needs of `shape`, in `SUBJECT_FEATURES` order. */
+export function shapeNeeds(shape: RunShape): FeatureNeed[] {
+  const needs: FeatureNeed[] = []
+  if (shape.sessions > 1) needs.push({ feature: 'sessions', because: `${shape.sessions} sessions in one run (sessions:)` })
+  if (shape.restarts > 0) needs.push({ feature: 'restart', because: `${shape.restarts === 1 ? 'a clean stop' : `${shape.restarts} clean stops`} and restore (restart:)` })
+  return needs
+}
+
+/**
+ * Why `subject` cannot run `scenario` (with `transcript`, when given) for lack of a feature, or null when it declares
+ * every one needed; `shape` adds the needs of several sessions and clean restarts.
+ */
+export function missingFeatureReason(scenario: ResolvedScenario, subject: Subject, transcript?: Transcript, shape?: RunShape): string | null {
   const declared = declaredFeatures(subject)
-  const missing = requiredFeatures(scenario, transcript, subject.expectationGaps?.(scenario)).filter((n) => !declared.has(n.feature))
+  const all = [...requiredFeatures(scenario, transcript, subject.expectationGaps?.(scenario)), ...(shape === undefined ? [] : shapeNeeds(shape))]
+  const missing = SUBJECT_FEATURES.flatMap((f) => all.filter((n) => n.feature === f).slice(0, 1)).filter((n) => !declared.has(n.feature))
   if (missing.length === 0) return null
   const list = missing.map((n) => `${n.feature} (${n.because})`).join(', ')
   return `subject ${subject.name} does not declare the ${missing.length === 1 ? 'feature' : 'features'} this scenario needs: ${list}`

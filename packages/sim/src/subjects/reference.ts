@@ -82,8 +82,12 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
   let storeError: unknown = null
   // The session durability checkpoint (§7.11): every event appended so far is durable once this settles.
   let durable: Promise<void> = Promise.resolve()
+  // A clean stop inside a bracket (issue #16): nothing after the stop point's compaction/start reaches the file.
+  const stop = inBracketStop(options, stored)
   const persist = (event: LogEvent): void => {
+    if (stop.stopped()) return
     durable = store.append([event]).catch((err: unknown) => { storeError ??= err })
+    stop.observe(event)
   }
   if (options.resume === true) {
     const restored = restoreSession(stored, { dialect: 'seed', clock: clock.now })
@@ -96,7 +100,7 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
   const unsubscribe = theLog.subscribe(persist)
   let result: SubjectSessionResult
   try {
-    result = await drive(options, theLog, clock, hooks, transcript, internals, () => durable)
+    result = await drive(options, theLog, clock, hooks, transcript, internals, () => durable, stop)
   } finally {
     unsubscribe()
     await store.close()
@@ -105,9 +109,41 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
   return result
 }
 
+/** A lifecycle's in-bracket stop point (`SubjectSessionOptions.stop`): when reached, persisting ends and `signal` aborts. */
+interface BracketStop {
+  /** Aborted at the stop point (never, without an `inBracket` stop). */
+  readonly signal: AbortSignal | undefined
+  /** True once the stop point's `compaction/start` has been handed to the store. */
+  stopped(): boolean
+  /** The log's length at the stop point, or null before it. */
+  at(): number | null
+  /** Counts `event` (persisted just now) towards the stop point. */
+  observe(event: LogEvent): void
+}
+
+/** The in-bracket stop of `options` over a log whose stored events are `stored` (their starts count too). */
+function inBracketStop(options: SubjectSessionOptions, stored: readonly LogEvent[]): BracketStop {
+  const stop = options.stop
+  if (stop?.kind !== 'inBracket') return { signal: undefined, stopped: () => false, at: () => null, observe: () => {} }
+  const controller = new AbortController()
+  let starts = stored.filter((e) => e.type === 'compaction/start').length
+  let at: number | null = null
+  return {
+    signal: controller.signal,
+    stopped: () => at !== null,
+    at: () => at,
+    observe: (event) => {
+      if (event.type !== 'compaction/start' || ++starts !== stop.occurrence) return
+      at = event.seq + 1
+      controller.abort(new Error(`clean stop inside compaction/start ${event.seq} (restart inBracket ${stop.occurrence})`))
+    },
+  }
+}
+
 async function drive(
   options: SubjectSessionOptions, log: EventLog, clock: VirtualClock, hooks: NonNullable<SubjectSessionOptions['hooks']>,
   transcript: Transcript, internals: ReferenceInternals = {}, durable: () => Promise<void> = () => Promise.resolve(),
+  stop: BracketStop = inBracketStop(options, []),
 ): Promise<SubjectSessionResult> {
   const { scenario } = options
   const provider = scenario.provider.name
@@ -125,7 +161,7 @@ async function drive(
   const meter = new TokenMeter(log, { dialect: log.dialect })
   const runtime = new LlmRuntime({
     onDispatch: (call) => {
-      if (call.purpose === 'session-title') return
+      if (call.purpose === 'session-title' || stop.stopped()) return // a stopped lifecycle records nothing more
       const captured: CapturedRequest = {
         index: requests.length,
         logRevisionAtDispatch: log.length,
@@ -236,7 +272,7 @@ async function drive(
       // plan's caller signal when the scenario has items (caller aborts at a named point).
       const world = hooks.beginManual?.({ kind: 'compactNow', afterTurn: turn })
       const own = plan.empty ? undefined : plan.callerSignal()
-      const signal = own === undefined ? world : world === undefined ? own : AbortSignal.any([world, own])
+      const signal = anySignal(anySignal(world, own), stop.signal)
       try {
         const result = await plan.waitFor(agent.compactNow({
           ...(signal === undefined ? {} : { signal }),
@@ -245,6 +281,7 @@ async function drive(
         // §3.7 step 3c: nothing compactable → null, nothing written. Said, so the action is never silently without effect.
         if (result === null) warn(`manual compactNow ${when}: nothing to compact (§3.7: null, nothing written)`)
       } catch (err) {
+        if (stop.stopped()) return // the clean stop inside this bracket (restart inBracket): restore repairs it (§11.4)
         warn(`manual compactNow ${when} failed: ${err instanceof Error ? err.message : String(err)}`)
       }
     }
@@ -275,6 +312,7 @@ async function drive(
   // bracket the crashed process had already started (a restored log shows them; a re-run would compact twice).
   await runManual(startedAfterTurn, manualBracketsAfterLastTurn(log.events))
   if (startedAfterTurn === 0) plan.idle(0)
+  const stopAfterTurn = options.stop?.kind === 'afterTurn' ? options.stop.turn : null
   for (let turn = startedAfterTurn + 1; turn <= transcript.turns.length; turn++) {
     const input = transcript.turns[turn - 1]
     if (input === undefined) break
@@ -287,14 +325,21 @@ async function drive(
         turnAbort = new AbortController()
         signal = world === undefined ? turnAbort.signal : AbortSignal.any([world, turnAbort.signal])
       }
-      running = agent.runTurn({ content: structuredClone(input.user) }, signal)
+      running = agent.runTurn({ content: structuredClone(input.user) }, anySignal(signal, stop.signal))
     }
     const outcome = await plan.waitFor(running)
+    if (stop.stopped()) break // the stop point's turn is not recorded: restore repairs it (§11.4)
     outcomes.push({ turn: outcome.turn, reason: outcome.reason })
     await runManual(turn, 0)
+    if (stop.stopped()) break
     plan.idle(turn)
     await plan.settle()
+    if (turn === stopAfterTurn) {
+      return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn, stoppedAt: { events: log.length } }
+    }
   }
+  const stoppedAt = stop.at()
+  if (stoppedAt !== null) return { outcomes, warnings, requests, explicitRegionStarts, events: stoppedAt, startedAfterTurn, stoppedAt: { events: stoppedAt } }
   await plan.settle()
   plan.reportUnrun()
   return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
@@ -312,6 +357,12 @@ export function manualBracketsAfterLastTurn(events: readonly LogEvent[]): number
     else if (event.type === 'compaction/start' && event.data.turn === null) count++
   }
   return count
+}
+
+/** `a` and `b` combined (either aborts it); just `a` when there is no `b`, so runs without a stop keep their signal. */
+function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSignal | undefined {
+  if (b === undefined) return a
+  return a === undefined ? b : AbortSignal.any([a, b])
 }
 
 /** The meter's §2.5 `totalTokens` now, or null for a log it cannot replay (the engine reports that itself). */

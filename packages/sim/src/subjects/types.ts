@@ -112,7 +112,17 @@ export interface SubjectSessionOptions {
    * that turn's replies) and should honour the rest as far as its declared `features` say.
    */
   hooks?: SubjectHooks
+  /**
+   * A clean stop (issue #16, feature `restart`): end this lifecycle at the point through the subject's own API
+   * — after turn `afterTurn` (and its manual actions), or right after the log's `inBracket`-th `compaction/start`
+   * (counted over the whole log) is durable, leaving that bracket open and persisting nothing after it. The
+   * store is closed normally (nothing torn); the runner then calls `runSession` again with `resume` (§11.4).
+   */
+  stop?: SubjectStop
 }
+
+/** Where a subject stops its lifecycle cleanly (`SubjectSessionOptions.stop`). */
+export type SubjectStop = { readonly kind: 'afterTurn'; readonly turn: number } | { readonly kind: 'inBracket'; readonly occurrence: number }
 
 /** How one turn ended. */
 export interface SubjectTurnOutcome {
@@ -136,6 +146,8 @@ export interface SubjectSessionResult {
   events: number
   /** The last turn of the log before this session started (0 for a new one). */
   startedAfterTurn: number
+  /** Set when the session ended at its `stop` point: the log's length then (all durable). Absent otherwise. */
+  stoppedAt?: { events: number }
 }
 
 /**
@@ -161,11 +173,14 @@ export interface SubjectSessionResult {
  * - `anthropicWire` — speaks the Anthropic messages wire (`POST <baseUrl>/messages`) when `provider.wire` is `anthropic`.
  * - `concurrency` — runs the scenario's `concurrent:` items in-process at their points (§13.6, §13.7) and records
  *   each outcome as a `concurrent[<i>] …` warning; calls `hooks.concurrentRan`.
+ * - `sessions` — several `runSession` calls of one scenario run concurrently in the process, each on its own log and
+ *   `baseUrl` (`sessions:`); one session's compaction lock never blocks another's (§11.1, INV-45).
+ * - `restart` — honours `options.stop` (a clean stop after a turn or inside a bracket) and resumes (`resume`) in the same process.
  */
 export const SUBJECT_FEATURES = [
   'manualCompaction', 'explicitRegion', 'imageOffload', 'summaryError', 'seriesHeaders',
   'abort', 'timeouts', 'routeSwitch', 'middleware', 'unroutableSummarizer', 'crash', 'directApi', 'appendFaults',
-  'steering', 'resultOrder', 'anthropicWire', 'concurrency',
+  'steering', 'resultOrder', 'anthropicWire', 'concurrency', 'sessions', 'restart',
 ] as const
 
 /** One feature of `SUBJECT_FEATURES`. */

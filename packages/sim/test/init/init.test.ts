@@ -93,10 +93,11 @@ describe('sim init', () => {
     const report = JSON.parse(conform.stdout) as RunReport
     expect(report.summary.failed + report.summary.error).toBe(0)
     expect(report.scenarios.filter((s) => s.status === 'skipped').map((s) => s.skipReason?.replace(/ \(.*$/, ''))).toEqual([
+      'subject my-adapter does not declare the feature this scenario needs: sessions',
       'subject my-adapter does not declare the feature this scenario needs: unroutableSummarizer',
       'subject my-adapter does not declare the feature this scenario needs: explicitRegion',
     ])
-    expect(report.summary.passed).toBe(report.summary.total - 2)
+    expect(report.summary.passed).toBe(report.summary.total - 3)
     // The crash scenarios ran the generated subject again in a child process.
     expect(report.scenarios.filter((s) => s.counts?.crashes === 1).length).toBeGreaterThanOrEqual(5)
     expect(conform.stderr).toContain('my-adapter conforms at level must (pack v2)')

@@ -14,7 +14,7 @@ import { createRunReportAjv, readRunReportSchema } from '../../src/report/build-
 import { RUN_REPORT_SCHEMA_VERSION } from '../../src/report/types.ts'
 import type {
   ExpectationResult, FinalPressure, ReportedFault, ReportedOutcome, ReportedViolation, RunReport, RunSummary, ScenarioArtifacts,
-  ScenarioCounts, ScenarioDrift, ScenarioReport, ScenarioStatus,
+  ScenarioCounts, ScenarioDrift, ScenarioReport, ScenarioStatus, SessionReport,
 } from '../../src/report/types.ts'
 import type { ReportedPath, ScenarioTimeline, TimelineMarker, TimelineMarkerKind, TimelinePoint } from '../../src/report/types.ts'
 import type { DifferentialAspect, DifferentialDifference, DifferentialReport, DifferentialScenario } from '../../src/report/types.ts'
@@ -73,6 +73,12 @@ const runCache: RunCache = {
   price: { tableVersion: 1, tableDate: '2025-06-01' },
 }
 const drift: ScenarioDrift = { requests: 3, meanPct: 8.1, maxPct: 12.44, maxRequest: 2, minPct: -0.5 }
+const fullSession: Required<SessionReport> = {
+  name: 'a', status: 'failed', artifacts: passed.artifacts!, counts: passed.counts!, outcomes: passed.outcomes!, finalPressure: passed.finalPressure!,
+  violations: [{ id: 'INV-45', seq: 9, message: 'm' }], expectations: [{ name: 'counts.brackets', passed: false, expected: '1', actual: '0' }],
+  faults: [{ id: 'orphan', kind: 'FAULT-60', fired: 1 }], warnings: ['manual compactNow after turn 2 failed: busy'],
+}
+const plainSession: SessionReport = { name: 'b', status: 'passed', artifacts: passed.artifacts!, violations: [], expectations: [], faults: [] }
 const fullScenario: Required<ScenarioReport> = {
   ...passed, artifacts: passed.artifacts!, counts: passed.counts!, outcomes: passed.outcomes!, finalPressure: passed.finalPressure!,
   policySource: 'manifest', invariants: ['INV-01', 'INV-47'], skipReason: 'not skipped, but every key is exercised', error: 'and none',
@@ -81,7 +87,7 @@ const fullScenario: Required<ScenarioReport> = {
     { name: 'durable', passed: false, expected: 'a', actual: 'b' },
     { name: 'counts.brackets', passed: true, expected: '≥ 1', actual: 'not evaluated (seed-specific)', notEvaluated: 'seed-specific' },
   ],
-  timings, timeline, paths: [{ path: 'pressure/compact', reached: 2 }], cache: scenarioCache, drift,
+  timings, timeline, paths: [{ path: 'pressure/compact', reached: 2 }], cache: scenarioCache, drift, sessions: [fullSession, plainSession],
 }
 const difference: Required<DifferentialDifference> = {
   aspect: 'pressure', base: '452', other: '448', verdict: 'explained', rule: 'D-03', note: 'gap 4 tokens; D-03 predicts 4',
@@ -112,6 +118,7 @@ const examples: Record<string, readonly unknown[]> = {
   CheckId: ['INV-01', 'WORLD-06'] satisfies CheckId[],
   PolicySource: ['manifest', 'defaults'] satisfies PolicySource[],
   Scenario: [fullScenario, passed, failed, skipped, errored] satisfies ScenarioReport[],
+  Session: [fullSession, plainSession] satisfies SessionReport[],
   Violation: [{ id: 'INV-12', seq: 0, message: '' }, { id: 'WORLD-01', seq: 3, message: '' }] satisfies ReportedViolation[],
   Expectation: [{ name: 'counts.prunes', passed: true, expected: '2', actual: '2' }] satisfies ExpectationResult[],
   Counts: [passed.counts] satisfies Array<ScenarioCounts | undefined>,
@@ -151,7 +158,11 @@ const typeKeys: Record<string, Record<string, boolean>> = {
     file: true, name: true, subject: true, seed: true, dialect: true, status: true, skipReason: false, error: false, errorKind: false,
     artifacts: false, counts: false, outcomes: false, finalPressure: false, policySource: false, invariants: false, violations: true,
     expectations: true, faults: true, warnings: false, replay: true, timings: false, timeline: false, paths: false,
-    cache: false, drift: false,
+    cache: false, drift: false, sessions: false,
+  }),
+  Session: keysOf<SessionReport>({
+    name: true, status: true, artifacts: true, counts: false, outcomes: false, finalPressure: false, violations: true, expectations: true,
+    faults: true, warnings: false,
   }),
   Violation: keysOf<ReportedViolation>({ id: true, seq: true, message: true }),
   Expectation: keysOf<ExpectationResult>({ name: true, passed: true, expected: true, actual: true, notEvaluated: false }),

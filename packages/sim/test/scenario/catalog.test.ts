@@ -18,11 +18,12 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { checkFaultsSimulable } from '../../src/run/world.ts'
 import { loadScenario } from '../../src/scenario/load.ts'
 import { faultTargetOf, resolveScenario, type ResolvedScenario } from '../../src/scenario/resolve.ts'
+import { resolveSessions } from '../../src/scenario/resolve-sessions.ts'
 import { FAULT_KINDS, type FaultKind } from '../../src/scenario/types.ts'
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url))
 const CATALOG = join(ROOT, 'scenarios')
-const FOLDERS = ['smoke', 'policy', 'faults', 'crash', 'differential', 'cache', 'sweep', 'world'] as const
+const FOLDERS = ['smoke', 'policy', 'faults', 'crash', 'differential', 'cache', 'sweep', 'world', 'sessions', 'restart'] as const
 const SCHEMA_LINE = '# yaml-language-server: $schema=../../packages/sim/schema/scenario.schema.json'
 const FILES_MIN = 40
 const FAULT_FILE = /^fault-(\d{2})-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$/
@@ -43,6 +44,8 @@ interface Entry {
   stem: string
   text: string
   scenario: ResolvedScenario
+  /** The scenario as each of its sessions runs it (`sessions:`, issue #16); just `scenario` without the key. */
+  sessions: ResolvedScenario[]
 }
 
 /** Every `.yaml` file below `scenarios/`, sorted, as repository-relative paths. */
@@ -72,6 +75,7 @@ beforeAll(async () => {
       stem: basename(file).replace(/\.ya?ml$/, ''),
       text: readFileSync(path, 'utf8'),
       scenario: resolveScenario(raw, { file }),
+      sessions: raw.sessions === undefined ? [resolveScenario(raw, { file })] : resolveSessions(raw, { file }).map((s) => s.scenario),
     })
   }
 })
@@ -96,7 +100,7 @@ describe('scenario catalog', () => {
   })
 
   it('gives every scenario an expectation besides the default invariants', () => {
-    const bare = entries.filter(({ scenario: { expect: x } }) => {
+    const bare = entries.flatMap((e) => e.sessions.map((s) => ({ file: e.file, scenario: s }))).filter(({ scenario: { expect: x } }) => {
       const counted = Object.values(x.counts).some((range) => range !== null)
       const matched = x.perPreStep !== null || x.summarized.length > 0 || x.warnings.length > 0 || x.rejections !== null || x.requests.length > 0
       return x.outcome === null && !counted && x.events.length === 0 && x.finalPressure === null && x.finalSurfaceNodes === null && !matched

@@ -20,6 +20,7 @@ import type {
   PrunerConfig, RecordedTranscriptConfig, Scenario, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
   SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
   FileTranscriptConfig, ImportConfig, ImportTranscriptConfig,
+  SessionConfig, RestartPoint,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
 } from '../../src/scenario/types.ts'
 
@@ -137,10 +138,12 @@ const scenario: Scenario = {
   pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion], concurrent: [concurrentAction],
   expect: expectation,
 }
+const session: SessionConfig = { name: 'a', transcript: generated, faults: [fault], manual: [compactNow], expect: expectation }
+const everySession: Scenario = { ...scenario, name: 'sessions', sessions: [session, { name: 'b' }], restart: [{ afterTurn: 1 }, { inBracket: 1 }] }
 
 /** Typed examples per definition; `null` is the root. */
 const examples: Record<string, readonly unknown[]> = {
-  '<root>': [scenario, { name: 'minimal', seed: 0, provider: { wire: 'openai', model: 'm' }, transcript: generated } satisfies Scenario],
+  '<root>': [scenario, everySession, { name: 'minimal', seed: 0, provider: { wire: 'openai', model: 'm' }, transcript: generated } satisfies Scenario],
   Subject: ['reference'] satisfies SubjectName[],
   Dialect: ['seed', 'dsh-0.1.0-rc.8'],
   Provider: [provider, routedProvider, { wire: 'openai', model: 'gpt' }] satisfies ProviderConfig[],
@@ -185,6 +188,8 @@ const examples: Record<string, readonly unknown[]> = {
   FaultParams: [params, {}, { delivery: 'before-headers' }, { codes: ['SERVER', 'RATE_LIMIT'], count: 2 }] satisfies FaultParams[],
   FailureCode: ['SERVER', 'UNKNOWN'] satisfies ScenarioFailureCode[],
   ManualAction: [compactNow, compactRegion] satisfies ManualAction[],
+  Session: [session, { name: 'b-2' }] satisfies SessionConfig[],
+  Restart: [{ afterTurn: 2 }, { inBracket: 1 }] satisfies RestartPoint[],
   CompactNowAction: [compactNow, { action: 'compactNow', afterTurn: 0 }] satisfies CompactNowAction[],
   CompactRegionAction: [compactRegion, { action: 'compactRegion', turn: 1, start: 0, end: 0 }] satisfies CompactRegionAction[],
   ConcurrentAction: [concurrentAction, { during: 'idle', do: 'compact-now' }] satisfies ConcurrentAction[],
@@ -210,8 +215,10 @@ const examples: Record<string, readonly unknown[]> = {
 const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   '<root>': { pointer: '', keys: keysOf<Scenario>({
     name: true, description: true, tags: true, seed: true, subject: true, dialect: true, provider: true, policy: true, pruner: true,
-    transcript: true, faults: true, manual: true, concurrent: true, expect: true,
+    transcript: true, faults: true, manual: true, concurrent: true, sessions: true, restart: true, expect: true,
   }) },
+  Session: { pointer: 'Session', keys: keysOf<SessionConfig>({ name: true, transcript: true, faults: true, manual: true, expect: true }) },
+  Restart: { pointer: 'Restart', keys: keysOf<RestartPoint>({ afterTurn: true, inBracket: true }) },
   Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({
     wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true, maxOutputTokens: true, tokenizer: true,
     enforce: true, limits: true, usage: true, summarizer: true, routes: true, conversation: true, summary: true,
