@@ -412,8 +412,8 @@ export interface SummarizedRegionExpectation {
   last?: NodePattern
 }
 
-/** `#/definitions/WarningPattern`: a string test of a warning; `absent: true` = no warning matches. */
-export type WarningPattern = StringMatcher & { absent?: true }
+/** `#/definitions/WarningPattern`: a string test of a warning; `absent: true` = no warning matches; `count` = how many match. */
+export type WarningPattern = StringMatcher & { absent?: true; count?: CountBound }
 
 /** The kinds of `#/definitions/Rejections`, in schema order (`total` counts every rejection). */
 export const REJECTION_COUNT_NAMES = ['window', 'pairing', 'images', 'maxOutput', 'fault', 'unclassified', 'total'] as const
