@@ -115,7 +115,7 @@ describe('scenario catalog', () => {
       }
       const kind = `FAULT-${match[1] ?? ''}` as FaultKind
       const target = FAULT_KINDS.includes(kind) ? faultTargetOf(kind) : null
-      const wanted = e.folder === 'crash' ? target === 'crash' : target === 'conversation' || target === 'compaction'
+      const wanted = target !== null && (e.folder === 'crash') === (target === 'crash') // crash faults in crash/, the rest in faults/
       if (!wanted) problems.push(`${e.file}: ${kind} does not belong in ${e.folder}/`)
       if (!e.scenario.faults.some((f) => f.kind === kind)) problems.push(`${e.file}: lists no fault of kind ${kind}`)
       const header = headerComment(e.text)
