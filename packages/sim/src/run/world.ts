@@ -5,8 +5,9 @@
  * `TIMEOUT`, a turn abort for FAULT-10/22, a route switch for FAULT-44). The crash harness builds the same
  * world in its child process: `createWorld(...)`, mount `world.provider` (msw), and pass `world.hooks` to
  * `runReferenceSession`. Subject hooks carry what is not on the wire: direct API use without request headers
- * (FAULT-09) and storage faults on the engine's bracket appends (FAULT-60…63; a FAULT-60/61 orphan is the live
- * lock FAULT-11 needs). A fault no scenario can express is refused with a `ScenarioError`.
+ * (FAULT-09), storage faults on the engine's bracket appends (FAULT-60…63; a FAULT-60/61 orphan is the live
+ * lock FAULT-11 needs) and on its manual flush (FAULT-64/65). A fault no scenario can express is refused with a
+ * `ScenarioError`.
  */
 import type { CapturedRequest, EventDraft, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
@@ -18,7 +19,7 @@ import type { ParsedRequest, PlannedOutcome, PlannedReply, ReplyPlan } from '../
 import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
 import type { ResolvedFault, ResolvedScenario } from '../scenario/resolve.ts'
 import type { FaultKind } from '../scenario/types.ts'
-import type { SessionView, SubjectHooks, TurnControl } from '../subjects/types.ts'
+import type { FlushPoint, SessionView, SubjectHooks, TurnControl } from '../subjects/types.ts'
 import { plural } from '../plural.ts'
 import { SummaryService } from './summaries.ts'
 
@@ -101,7 +102,7 @@ type Realisation =
   | { kind: 'setup' } // shaped by the scenario's transcript / policy / pruner; nothing to inject
   | { kind: 'no-capacity' } // FAULT-40: the route reports no window
   | { kind: 'route-switch' } // FAULT-44
-  | { kind: 'hook' } // FAULT-17, 31, 32, 60…63: a subject hook (middleware, unroutable summarizer, append faults)
+  | { kind: 'hook' } // FAULT-17, 31, 32, 60…65: a subject hook (middleware, unroutable summarizer, append and flush faults)
   | { kind: 'crash' } // §13.4: the crash harness
   | { kind: 'refused'; reason: string }
 
@@ -112,7 +113,8 @@ const REPLY_VARIANTS: Partial<Record<FaultKind, string>> = {
 
 /**
  * Append faults (§13.5) on the engine's bracket appends, by the draft they refuse. FAULT-66 (pruning with no
- * open turn) is not an append fault of a running session and stays refused.
+ * open turn) refuses nothing here: its `manual: prune` action makes the attempt and the pruner's own
+ * pre-validation refuses it (setup-only).
  */
 const APPEND_FAULTS: Partial<Record<FaultKind, (draft: EventDraft) => boolean>> = {
   'FAULT-60': (d) => d.type === 'compaction/end' && !('error' in d.data),
@@ -121,14 +123,23 @@ const APPEND_FAULTS: Partial<Record<FaultKind, (draft: EventDraft) => boolean>> 
   'FAULT-63': (d) => d.type === 'user/message',
 }
 
+/** Flush faults (§13.5, §7.11) on the manual durability checkpoint, by the bracket it follows. */
+const FLUSH_FAULTS: Partial<Record<FaultKind, (bracket: FlushPoint) => boolean>> = {
+  'FAULT-64': (b) => !b.failed,
+  'FAULT-65': (b) => b.failed,
+}
+
 /**
  * FAULT-11 needs a live lock when its overflow arrives (§3.6 step 2). The reference core holds one only as
  * the live orphan of a bracket whose `compaction/end` append was refused, so the scenario declares that too.
  */
 const LIVE_LOCK_FAULTS: ReadonlySet<FaultKind> = new Set(['FAULT-60', 'FAULT-61'])
 
-/** Faults whose conditions the scenario's transcript and configuration create; the wire needs no injection. */
-const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-42', 'FAULT-45', 'FAULT-46'])
+/**
+ * Faults whose conditions the scenario's transcript, configuration or manual actions create (FAULT-66: a
+ * `manual: prune` action); the wire needs no injection.
+ */
+const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-42', 'FAULT-45', 'FAULT-46', 'FAULT-66'])
 
 const REFUSED: Partial<Record<FaultKind, string>> = {
   'FAULT-41': 'the mock reports only valid capacities; an invalid one is covered by core tests',
@@ -140,7 +151,8 @@ export function realise(fault: ResolvedFault): Realisation {
   const refused = REFUSED[fault.kind]
   if (refused !== undefined) return { kind: 'refused', reason: refused }
   if (SETUP_ONLY.has(fault.kind)) return { kind: 'setup' }
-  if (['FAULT-17', 'FAULT-31', 'FAULT-32'].includes(fault.kind) || APPEND_FAULTS[fault.kind] !== undefined) return { kind: 'hook' }
+  if (['FAULT-17', 'FAULT-31', 'FAULT-32'].includes(fault.kind) || APPEND_FAULTS[fault.kind] !== undefined
+    || FLUSH_FAULTS[fault.kind] !== undefined) return { kind: 'hook' }
   switch (fault.target) {
     case 'crash': return { kind: 'crash' }
     case 'config':
@@ -433,6 +445,7 @@ export function createWorld(options: WorldOptions): World {
     unroutableSummarizer: scenario.faults.some((f) => f.kind === 'FAULT-31'),
     directApi: scenario.faults.some((f) => f.kind === 'FAULT-09'),
     ...appendFaultHook(scenario, hookCounter, changed),
+    ...flushFaultHook(scenario, hookCounter, changed),
   }
   const counters = (): WorldCounters => ({ plan: faulted.counters(), ...structuredClone(counts) })
   const fired = (): Map<string, number> => {
@@ -487,6 +500,10 @@ function unfiredReason(fault: ResolvedFault, counts: WorldCounters, observed: bo
   if (APPEND_FAULTS[fault.kind] !== undefined) {
     return `the engine made ${plural(hook.seen, 'matching bracket append')}; occurrence ${w.occurrence} needs ${w.occurrence}`
   }
+  if (FLUSH_FAULTS[fault.kind] !== undefined) {
+    const which = fault.kind === 'FAULT-64' ? 'successful' : 'failed'
+    return `the engine flushed after ${plural(hook.seen, `${which} manual bracket`)}; occurrence ${w.occurrence} needs ${w.occurrence}`
+  }
   if (r.kind === 'hook') {
     const purpose = fault.kind === 'FAULT-32' ? 'compaction' : w.purpose ?? 'conversation'
     if (w.requestIndex !== null) return `the run made ${plural(counts.middleware.index + 1, 'dispatch', 'dispatches')}; dispatch #${w.requestIndex} was not a ${purpose} one`
@@ -534,6 +551,36 @@ function appendFaultHook(
         c.fired++
         changed()
         return `${entry.fault.kind} storage fault: ${draft.type} not persisted`
+      }
+      return null
+    },
+  }
+}
+
+/**
+ * The `rejectFlush` hook of the scenario's flush faults (none → no hook): FAULT-64 fails the `occurrence`-th flush
+ * after a committed manual bracket (and the `count - 1` after it), FAULT-65 the same after a failed one.
+ */
+function flushFaultHook(
+  scenario: ResolvedScenario, counter: (id: string) => HookCounter, changed: () => void,
+): Pick<SubjectHooks, 'rejectFlush'> {
+  const faults = scenario.faults.flatMap((f) => {
+    const matches = FLUSH_FAULTS[f.kind]
+    return matches === undefined ? [] : [{ fault: f, matches }]
+  })
+  if (faults.length === 0) return {}
+  return {
+    rejectFlush: (bracket) => {
+      for (const entry of faults) {
+        if (!entry.matches(bracket)) continue
+        const c = counter(entry.fault.id)
+        c.seen++
+        changed()
+        const { occurrence } = entry.fault.when
+        if (c.seen < occurrence || c.seen >= occurrence + entry.fault.params.count) continue
+        c.fired++
+        changed()
+        return `${entry.fault.kind} storage fault: the session durability checkpoint failed after a ${bracket.failed ? 'failed' : 'committed'} bracket`
       }
       return null
     },

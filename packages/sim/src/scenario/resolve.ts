@@ -174,6 +174,7 @@ export interface ResolvedFault {
 export type ResolvedManualAction =
   | { readonly kind: 'compactNow'; readonly afterTurn: number; readonly sourceCommandId: string | null }
   | { readonly kind: 'compactRegion'; readonly turn: number; readonly beforeStep: number; readonly start: number; readonly end: number }
+  | { readonly kind: 'prune'; readonly afterTurn: number } // FAULT-66: the pruner with no turn open
 
 /** An inclusive count range; `max` null = unbounded. */
 export interface CountRange {
@@ -273,7 +274,8 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   checkScriptCoverage(provider.summarizer, faults, summarizerPath(doc.provider, provider.summaryRoute.model), issues)
   checkRouteSwitches(faults, provider.routes, issues)
   checkFaultTargeting(doc.faults ?? [], requestModels(doc), turnSteps, turnCount, issues)
-  const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
+  const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, pruner !== null, issues))
+  checkPruneFault(faults, manual, issues)
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {
     throw new ScenarioError(source.file, issues.length > 0 ? issues : [{ code: 'SEMANTIC', path: '', reason: 'cannot be resolved' }])
@@ -842,7 +844,8 @@ function checkUniqueFaultIds(faults: readonly ResolvedFault[], issues: ScenarioI
 // Manual actions and expectations
 
 function resolveManual(
-  action: ManualAction, index: number, turnCount: number | null, turnSteps: readonly number[] | null, issues: ScenarioIssue[],
+  action: ManualAction, index: number, turnCount: number | null, turnSteps: readonly number[] | null, hasPruner: boolean,
+  issues: ScenarioIssue[],
 ): ResolvedManualAction {
   const path = `/manual/${index}`
   switch (action.action) {
@@ -861,6 +864,12 @@ function resolveManual(
       }
       return { kind: 'compactRegion', turn: action.turn, beforeStep, start: action.start, end: action.end }
     }
+    case 'prune':
+      if (turnCount !== null && action.afterTurn > turnCount) {
+        issues.push(semantic(`${path}/afterTurn`, `is after the last turn (the transcript has ${turnCount})`))
+      }
+      if (!hasPruner) issues.push(semantic(`${path}/action`, 'calls the pruner, but the scenario loads none (set `pruner`)'))
+      return { kind: 'prune', afterTurn: action.afterTurn }
     default: return assertNever(action, 'manual action')
   }
 }
@@ -1109,6 +1118,14 @@ function checkImageLimits(config: ProviderConfig, routes: readonly MockRoute[], 
       }
     }
   })
+}
+
+/** FAULT-66 (pruning with no open turn) needs a `manual: prune` action to attempt it. */
+function checkPruneFault(faults: readonly ResolvedFault[], manual: readonly ResolvedManualAction[], issues: ScenarioIssue[]): void {
+  const i = faults.findIndex((f) => f.kind === 'FAULT-66')
+  if (i >= 0 && !manual.some((a) => a.kind === 'prune')) {
+    issues.push(semantic(`/faults/${i}/kind`, 'FAULT-66 needs a `manual: [{action: prune, afterTurn: n}]` action that calls the pruner with no turn open'))
+  }
 }
 
 /** FAULT-44 `switchTo` names a declared route other than the conversation route, and is exclusive with `contextWindow`. */

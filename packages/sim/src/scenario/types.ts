@@ -329,8 +329,14 @@ export interface CompactRegionAction {
   end: number
 }
 
+/** `#/definitions/PruneAction`: the pruner called between turns, with no turn open (FAULT-66). */
+export interface PruneAction {
+  action: 'prune'
+  afterTurn: number
+}
+
 /** `#/definitions/ManualAction`. */
-export type ManualAction = CompactNowAction | CompactRegionAction
+export type ManualAction = CompactNowAction | CompactRegionAction | PruneAction
 
 /** Every invariant id of §12 (`#/definitions/InvariantId`), in catalog order. */
 export const SCENARIO_INVARIANT_IDS = [

@@ -4,7 +4,7 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit call: `compactNow` between turns (§3.7), `compactRegion` inside a turn (§3.8), or `prune` — the tool-result pruner invoked between turns, with no turn open (FAULT-66, §5.4 rule 4).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion","prune"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"},{"$ref":"#/definitions/PruneAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"PruneAction":{"description":"The pruner's `pruneSession` called on the idle session after a number of completed turns, with no turn open (FAULT-66): its pre-validation must refuse before writing anything (§5.4 rule 4). Needs `pruner`.","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`prune`.","const":"prune"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
 const schema12 = {"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]};
 const schema13 = {"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]};
 const schema32 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
@@ -6060,9 +6060,10 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-const schema63 = {"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]};
+const schema63 = {"description":"One explicit call: `compactNow` between turns (§3.7), `compactRegion` inside a turn (§3.8), or `prune` — the tool-result pruner invoked between turns, with no turn open (FAULT-66, §5.4 rule 4).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion","prune"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"},{"$ref":"#/definitions/PruneAction"}]};
 const schema64 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
 const schema65 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
+const schema66 = {"description":"The pruner's `pruneSession` called on the idle session after a number of completed turns, with no turn open (FAULT-66): its pre-validation must refuse before writing anything (§5.4 rule 4). Needs `pruner`.","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`prune`.","const":"prune"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6090,7 +6091,7 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!((data0 === "compactNow") || (data0 === "compactRegion"))){
+if(!(((data0 === "compactNow") || (data0 === "compactRegion")) || (data0 === "prune"))){
 const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema63.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema63.properties.action.enum,parentSchema:schema63.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err2];
@@ -6377,8 +6378,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema63.discriminator,parentSchema:schema63,data};
+else if(tag0 === "prune"){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.action === undefined){
+const err26 = {instancePath,schemaPath:"#/definitions/PruneAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema66.required,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6387,9 +6390,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-else {
-const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema63.discriminator,parentSchema:schema63,data};
+if(data.afterTurn === undefined){
+const err27 = {instancePath,schemaPath:"#/definitions/PruneAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema66.required,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6398,9 +6400,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
+for(const key2 in data){
+if(!((key2 === "action") || (key2 === "afterTurn"))){
+const err28 = {instancePath,schemaPath:"#/definitions/PruneAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6409,24 +6411,107 @@ vErrors.push(err28);
 }
 errors++;
 }
+}
+if(data.action !== undefined){
+let data9 = data.action;
+if("prune" !== data9){
+const err29 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/PruneAction/properties/action/const",keyword:"const",params:{allowedValue: "prune"},message:"must be equal to constant",schema:"prune",parentSchema:schema66.properties.action,data:data9};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.afterTurn !== undefined){
+let data10 = data.afterTurn;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err30 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/PruneAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.afterTurn.type,parentSchema:schema66.properties.afterTurn,data:data10};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err31 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/PruneAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.afterTurn,data:data10};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err32 = {instancePath,schemaPath:"#/definitions/PruneAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema63.discriminator,parentSchema:schema63,data};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema63.discriminator,parentSchema:schema63,data};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
 validate51.errors = vErrors;
 return errors === 0;
 }
 
-const schema66 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
-const schema67 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
-const schema80 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
-const schema73 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
-const schema107 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
+const schema67 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
+const schema68 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
+const schema81 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
+const schema74 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
+const schema108 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
 const func0 = require("ajv/dist/runtime/equal").default;
-const schema68 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
-const schema69 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
+const schema69 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
+const schema70 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema68.type},message:"must be string,object",schema:schema68.type,parentSchema:schema68,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema69.type},message:"must be string,object",schema:schema69.type,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6462,7 +6547,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.type,parentSchema:schema69,data};
+const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.type,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6472,7 +6557,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((data === "completed") || (data === "blocked")) || (data === "max-tokens")) || (data === "aborted")) || (data === "error")) || (data === "interrupted"))){
-const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values",schema:schema70.enum,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6489,7 +6574,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema68.else.required,parentSchema:schema68.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema69.else.required,parentSchema:schema69.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6500,7 +6585,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema68.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema69.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6513,7 +6598,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.type,parentSchema:schema69,data:data0};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.type,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6523,7 +6608,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "completed") || (data0 === "blocked")) || (data0 === "max-tokens")) || (data0 === "aborted")) || (data0 === "error")) || (data0 === "interrupted"))){
-const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data:data0};
+const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values",schema:schema70.enum,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6562,7 +6647,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema68.if,parentSchema:schema68,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema69.if,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6575,7 +6660,7 @@ validate54.errors = vErrors;
 return errors === 0;
 }
 
-const schema72 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
+const schema73 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6583,7 +6668,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "offloads")) || (key0 === "retries")) || (key0 === "summaryErrors")) || (key0 === "checkpoints"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6596,7 +6681,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
+const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6607,7 +6692,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6619,7 +6704,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6630,7 +6715,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6643,7 +6728,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
+const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6654,7 +6739,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6668,7 +6753,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
+const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6679,7 +6764,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6695,7 +6780,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6706,7 +6791,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6718,7 +6803,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6729,7 +6814,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6742,7 +6827,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6753,7 +6838,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6767,7 +6852,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6778,7 +6863,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6794,7 +6879,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
+const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6805,7 +6890,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6817,7 +6902,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6828,7 +6913,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6841,7 +6926,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
+const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6852,7 +6937,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6866,7 +6951,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
+const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6877,7 +6962,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6893,7 +6978,7 @@ errors++;
 if(data.offloads !== undefined){
 let data9 = data.offloads;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
+const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6904,7 +6989,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
+const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6916,7 +7001,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
+const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6927,7 +7012,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
+const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6940,7 +7025,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
+const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6951,7 +7036,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6965,7 +7050,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
+const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6976,7 +7061,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6992,7 +7077,7 @@ errors++;
 if(data.retries !== undefined){
 let data12 = data.retries;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
+const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -7003,7 +7088,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
+const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -7015,7 +7100,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
+const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7026,7 +7111,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
+const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7039,7 +7124,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
+const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7050,7 +7135,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7064,7 +7149,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
+const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7075,7 +7160,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7091,7 +7176,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data15 = data.summaryErrors;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data15};
+const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7102,7 +7187,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data15};
+const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7114,7 +7199,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data15};
+const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -7125,7 +7210,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data15};
+const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7138,7 +7223,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data16};
+const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7149,7 +7234,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -7163,7 +7248,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data17};
+const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -7174,7 +7259,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -7190,7 +7275,7 @@ errors++;
 if(data.checkpoints !== undefined){
 let data18 = data.checkpoints;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data18};
+const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -7201,7 +7286,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data18};
+const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7213,7 +7298,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data18};
+const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7224,7 +7309,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data18};
+const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -7237,7 +7322,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data19};
+const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -7248,7 +7333,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -7262,7 +7347,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data20};
+const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -7273,7 +7358,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -7288,7 +7373,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema73.type,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -7301,15 +7386,15 @@ validate56.errors = vErrors;
 return errors === 0;
 }
 
-const schema81 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
-const schema82 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
-const schema84 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
+const schema82 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
+const schema83 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
+const schema85 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema81.type},message:"must be string,object",schema:schema81.type,parentSchema:schema81,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema82.type},message:"must be string,object",schema:schema82.type,parentSchema:schema82,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7345,7 +7430,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data};
+const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.type,parentSchema:schema83,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7355,7 +7440,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data === "turn/start") || (data === "turn/end")) || (data === "step/start")) || (data === "step/end")) || (data === "system/message")) || (data === "user/message")) || (data === "assistant/chunk")) || (data === "assistant/message")) || (data === "tool/call")) || (data === "tool/result")) || (data === "request/header")) || (data === "request/context")) || (data === "session/end-seed")) || (data === "llm/retry")) || (data === "llm/retry-started")) || (data === "compaction/start")) || (data === "compaction/summary")) || (data === "compaction/summary-error")) || (data === "compaction/prune")) || (data === "compaction/end")) || (data === "image/offload"))){
-const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data};
+const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values",schema:schema83.enum,parentSchema:schema83,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7372,7 +7457,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema81.else.required,parentSchema:schema81.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema82.else.required,parentSchema:schema82.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7383,7 +7468,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "data")) || (key0 === "text")) || (key0 === "absent"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema81.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema82.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7396,7 +7481,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data:data0};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.type,parentSchema:schema83,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7406,7 +7491,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data:data0};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values",schema:schema83.enum,parentSchema:schema83,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7419,7 +7504,7 @@ errors++;
 if(data.data !== undefined){
 let data1 = data.data;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema81.else.properties.data.type,parentSchema:schema81.else.properties.data,data:data1};
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema82.else.properties.data.type,parentSchema:schema82.else.properties.data,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7437,7 +7522,7 @@ let passing0 = null;
 const _errs18 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.contains === undefined){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema84.oneOf[0].required,parentSchema:schema84.oneOf[0],data:data2};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema85.oneOf[0].required,parentSchema:schema85.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7455,7 +7540,7 @@ passing0 = 0;
 const _errs19 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.matches === undefined){
-const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema84.oneOf[1].required,parentSchema:schema84.oneOf[1],data:data2};
+const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema85.oneOf[1].required,parentSchema:schema85.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7477,7 +7562,7 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema84.oneOf,parentSchema:schema84,data:data2};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema85.oneOf,parentSchema:schema85,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7500,7 +7585,7 @@ vErrors = null;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema84,data:data2};
+const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema85,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7514,7 +7599,7 @@ if(data2.contains !== undefined){
 let data3 = data2.contains;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema84.properties.contains,data:data3};
+const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema85.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7525,7 +7610,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.contains.type,parentSchema:schema84.properties.contains,data:data3};
+const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema85.properties.contains.type,parentSchema:schema85.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7538,7 +7623,7 @@ errors++;
 if(data2.matches !== undefined){
 let data4 = data2.matches;
 if(typeof data4 !== "string"){
-const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.matches.type,parentSchema:schema84.properties.matches,data:data4};
+const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema85.properties.matches.type,parentSchema:schema85.properties.matches,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7550,7 +7635,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data:data2};
+const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema85.type,parentSchema:schema85,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7563,7 +7648,7 @@ errors++;
 if(data.absent !== undefined){
 let data5 = data.absent;
 if(true !== data5){
-const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema81.else.properties.absent,data:data5};
+const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema82.else.properties.absent,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7579,7 +7664,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema81.if,parentSchema:schema81,data};
+const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema82.if,parentSchema:schema82,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7592,14 +7677,14 @@ validate58.errors = vErrors;
 return errors === 0;
 }
 
-const schema86 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
+const schema87 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema86,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7610,7 +7695,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "summaryCalls")) || (key0 === "summaryErrors"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema86,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7623,7 +7708,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7634,7 +7719,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7646,7 +7731,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7657,7 +7742,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
+const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7670,7 +7755,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7681,7 +7766,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7695,7 +7780,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7706,7 +7791,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7722,7 +7807,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7733,7 +7818,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7745,7 +7830,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7756,7 +7841,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7769,7 +7854,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7780,7 +7865,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7794,7 +7879,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7805,7 +7890,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7821,7 +7906,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7832,7 +7917,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7844,7 +7929,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7855,7 +7940,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
+const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7868,7 +7953,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7879,7 +7964,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7893,7 +7978,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7904,7 +7989,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7920,7 +8005,7 @@ errors++;
 if(data.summaryCalls !== undefined){
 let data9 = data.summaryCalls;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
+const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7931,7 +8016,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
+const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7943,7 +8028,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
+const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7954,7 +8039,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
+const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7967,7 +8052,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7978,7 +8063,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7992,7 +8077,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8003,7 +8088,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8019,7 +8104,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data12 = data.summaryErrors;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
+const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8030,7 +8115,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
+const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8042,7 +8127,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
+const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8053,7 +8138,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
+const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8066,7 +8151,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8077,7 +8162,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8091,7 +8176,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8102,7 +8187,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8117,7 +8202,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.type,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8130,15 +8215,15 @@ validate60.errors = vErrors;
 return errors === 0;
 }
 
-const schema92 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
-const schema94 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
+const schema93 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
+const schema95 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema94,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8149,7 +8234,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "data"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema94,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8162,7 +8247,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.type,parentSchema:schema83,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8172,7 +8257,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values",schema:schema83.enum,parentSchema:schema83,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8190,7 +8275,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.contains === undefined){
-const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema84.oneOf[0].required,parentSchema:schema84.oneOf[0],data:data1};
+const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema85.oneOf[0].required,parentSchema:schema85.oneOf[0],data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8208,7 +8293,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.matches === undefined){
-const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema84.oneOf[1].required,parentSchema:schema84.oneOf[1],data:data1};
+const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema85.oneOf[1].required,parentSchema:schema85.oneOf[1],data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8230,7 +8315,7 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema84.oneOf,parentSchema:schema84,data:data1};
+const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema85.oneOf,parentSchema:schema85,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8253,7 +8338,7 @@ vErrors = null;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema84,data:data1};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema85,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8267,7 +8352,7 @@ if(data1.contains !== undefined){
 let data2 = data1.contains;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema84.properties.contains,data:data2};
+const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema85.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8278,7 +8363,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.contains.type,parentSchema:schema84.properties.contains,data:data2};
+const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema85.properties.contains.type,parentSchema:schema85.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8291,7 +8376,7 @@ errors++;
 if(data1.matches !== undefined){
 let data3 = data1.matches;
 if(typeof data3 !== "string"){
-const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.matches.type,parentSchema:schema84.properties.matches,data:data3};
+const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema85.properties.matches.type,parentSchema:schema85.properties.matches,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8303,7 +8388,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data:data1};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema85.type,parentSchema:schema85,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8316,7 +8401,7 @@ errors++;
 if(data.data !== undefined){
 let data4 = data.data;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.properties.data.type,parentSchema:schema94.properties.data,data:data4};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.properties.data.type,parentSchema:schema95.properties.data,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8328,7 +8413,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8350,7 +8435,7 @@ let valid0 = false;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.shadowedSeqs === undefined){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema92.anyOf[0].required,parentSchema:schema92.anyOf[0],data};
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema93.anyOf[0].required,parentSchema:schema93.anyOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8366,7 +8451,7 @@ if(!valid0){
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.nodes === undefined){
-const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema92.anyOf[1].required,parentSchema:schema92.anyOf[1],data};
+const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema93.anyOf[1].required,parentSchema:schema93.anyOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8382,7 +8467,7 @@ if(!valid0){
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.first === undefined){
-const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema92.anyOf[2].required,parentSchema:schema92.anyOf[2],data};
+const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema93.anyOf[2].required,parentSchema:schema93.anyOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8398,7 +8483,7 @@ if(!valid0){
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.last === undefined){
-const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema92.anyOf[3].required,parentSchema:schema92.anyOf[3],data};
+const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema93.anyOf[3].required,parentSchema:schema93.anyOf[3],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8414,7 +8499,7 @@ valid0 = valid0 || _valid0;
 }
 }
 if(!valid0){
-const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema92.anyOf,parentSchema:schema92,data};
+const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema93.anyOf,parentSchema:schema93,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8437,7 +8522,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "bracket") || (key0 === "shadowedSeqs")) || (key0 === "nodes")) || (key0 === "first")) || (key0 === "last"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data};
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema93,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8450,7 +8535,7 @@ errors++;
 if(data.bracket !== undefined){
 let data0 = data.bracket;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (typeof data0 !== "string")){
-const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema92.properties.bracket.type},message:"must be integer,string",schema:schema92.properties.bracket.type,parentSchema:schema92.properties.bracket,data:data0};
+const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema93.properties.bracket.type},message:"must be integer,string",schema:schema93.properties.bracket.type,parentSchema:schema93.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8486,7 +8571,7 @@ let ifClause0;
 if(_valid1){
 const _errs12 = errors;
 if("any" !== data0){
-const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema92.properties.bracket.then,data:data0};
+const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema93.properties.bracket.then,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8503,7 +8588,7 @@ else {
 const _errs13 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema92.properties.bracket.else,data:data0};
+const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema93.properties.bracket.else,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8518,7 +8603,7 @@ valid2 = _valid1;
 ifClause0 = "else";
 }
 if(!valid2){
-const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema92.properties.bracket.if,parentSchema:schema92.properties.bracket,data:data0};
+const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema93.properties.bracket.if,parentSchema:schema93.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8532,7 +8617,7 @@ if(data.shadowedSeqs !== undefined){
 let data1 = data.shadowedSeqs;
 if(Array.isArray(data1)){
 if(data1.length > 100000){
-const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema92.properties.shadowedSeqs,data:data1};
+const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema93.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8545,7 +8630,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.shadowedSeqs.items.type,parentSchema:schema92.properties.shadowedSeqs.items,data:data2};
+const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema93.properties.shadowedSeqs.items.type,parentSchema:schema93.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8556,7 +8641,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema92.properties.shadowedSeqs.items,data:data2};
+const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema93.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8569,7 +8654,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema92.properties.shadowedSeqs.type,parentSchema:schema92.properties.shadowedSeqs,data:data1};
+const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema93.properties.shadowedSeqs.type,parentSchema:schema93.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8582,7 +8667,7 @@ errors++;
 if(data.nodes !== undefined){
 let data3 = data.nodes;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8593,7 +8678,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8605,7 +8690,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8616,7 +8701,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "min") || (key1 === "max"))){
-const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8629,7 +8714,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8640,7 +8725,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8654,7 +8739,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8665,7 +8750,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8692,7 +8777,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8705,7 +8790,7 @@ validate62.errors = vErrors;
 return errors === 0;
 }
 
-const schema97 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}};
+const schema98 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -8716,7 +8801,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.contains === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema97.oneOf[0].required,parentSchema:schema97.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema98.oneOf[0].required,parentSchema:schema98.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8734,7 +8819,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.matches === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema97.oneOf[1].required,parentSchema:schema97.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema98.oneOf[1].required,parentSchema:schema98.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8756,7 +8841,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema97.oneOf,parentSchema:schema97,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema98.oneOf,parentSchema:schema98,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8779,7 +8864,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((key0 === "contains") || (key0 === "matches")) || (key0 === "absent")) || (key0 === "count"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema97,data};
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8793,7 +8878,7 @@ if(data.contains !== undefined){
 let data0 = data.contains;
 if(typeof data0 === "string"){
 if(func3(data0) < 1){
-const err4 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.properties.contains,data:data0};
+const err4 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema98.properties.contains,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8804,7 +8889,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.contains.type,parentSchema:schema97.properties.contains,data:data0};
+const err5 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.contains.type,parentSchema:schema98.properties.contains,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8817,7 +8902,7 @@ errors++;
 if(data.matches !== undefined){
 let data1 = data.matches;
 if(typeof data1 !== "string"){
-const err6 = {instancePath:instancePath+"/matches",schemaPath:"#/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.matches.type,parentSchema:schema97.properties.matches,data:data1};
+const err6 = {instancePath:instancePath+"/matches",schemaPath:"#/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.matches.type,parentSchema:schema98.properties.matches,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8830,7 +8915,7 @@ errors++;
 if(data.absent !== undefined){
 let data2 = data.absent;
 if(true !== data2){
-const err7 = {instancePath:instancePath+"/absent",schemaPath:"#/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema97.properties.absent,data:data2};
+const err7 = {instancePath:instancePath+"/absent",schemaPath:"#/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema98.properties.absent,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8843,7 +8928,7 @@ errors++;
 if(data.count !== undefined){
 let data3 = data.count;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err8 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err8 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8854,7 +8939,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err9 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err9 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8866,7 +8951,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err10 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err10 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8877,7 +8962,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "min") || (key1 === "max"))){
-const err11 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err11 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8890,7 +8975,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err12 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err12 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8901,7 +8986,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err13 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8915,7 +9000,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err14 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err14 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8926,7 +9011,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err15 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8941,7 +9026,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8954,14 +9039,14 @@ validate67.errors = vErrors;
 return errors === 0;
 }
 
-const schema99 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
+const schema100 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema99,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8972,7 +9057,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "window") || (key0 === "pairing")) || (key0 === "images")) || (key0 === "maxOutput")) || (key0 === "fault")) || (key0 === "unclassified")) || (key0 === "total"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8985,7 +9070,7 @@ errors++;
 if(data.window !== undefined){
 let data0 = data.window;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
+const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8996,7 +9081,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
+const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9008,7 +9093,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
+const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9019,7 +9104,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
+const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9032,7 +9117,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9043,7 +9128,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9057,7 +9142,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9068,7 +9153,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9084,7 +9169,7 @@ errors++;
 if(data.pairing !== undefined){
 let data3 = data.pairing;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9095,7 +9180,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9107,7 +9192,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9118,7 +9203,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9131,7 +9216,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9142,7 +9227,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9156,7 +9241,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9167,7 +9252,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9183,7 +9268,7 @@ errors++;
 if(data.images !== undefined){
 let data6 = data.images;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
+const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9194,7 +9279,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
+const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9206,7 +9291,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
+const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9217,7 +9302,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
+const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9230,7 +9315,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9241,7 +9326,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9255,7 +9340,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9266,7 +9351,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9282,7 +9367,7 @@ errors++;
 if(data.maxOutput !== undefined){
 let data9 = data.maxOutput;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
+const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9293,7 +9378,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
+const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9305,7 +9390,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
+const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9316,7 +9401,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
+const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9329,7 +9414,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9340,7 +9425,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9354,7 +9439,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9365,7 +9450,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9381,7 +9466,7 @@ errors++;
 if(data.fault !== undefined){
 let data12 = data.fault;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
+const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9392,7 +9477,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
+const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9404,7 +9489,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
+const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9415,7 +9500,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
+const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9428,7 +9513,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9439,7 +9524,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9453,7 +9538,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9464,7 +9549,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9480,7 +9565,7 @@ errors++;
 if(data.unclassified !== undefined){
 let data15 = data.unclassified;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data15};
+const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9491,7 +9576,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data15};
+const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9503,7 +9588,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data15};
+const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9514,7 +9599,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data15};
+const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9527,7 +9612,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9538,7 +9623,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data16};
+const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9552,7 +9637,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9563,7 +9648,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data17};
+const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9579,7 +9664,7 @@ errors++;
 if(data.total !== undefined){
 let data18 = data.total;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data18};
+const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9590,7 +9675,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data18};
+const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9602,7 +9687,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data18};
+const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9613,7 +9698,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data18};
+const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9626,7 +9711,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9637,7 +9722,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data19};
+const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9651,7 +9736,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9662,7 +9747,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data20};
+const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9677,7 +9762,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9696,8 +9781,8 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema66.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema66,data};
+if(!(func2.call(schema67.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9710,7 +9795,7 @@ errors++;
 if(data.seedSpecific !== undefined){
 let data0 = data.seedSpecific;
 if(typeof data0 !== "boolean"){
-const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema66.properties.seedSpecific.type,parentSchema:schema66.properties.seedSpecific,data:data0};
+const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema67.properties.seedSpecific.type,parentSchema:schema67.properties.seedSpecific,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9723,7 +9808,7 @@ errors++;
 if(data.invariants !== undefined){
 let data1 = data.invariants;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema66.properties.invariants.type},message:"must be string,array",schema:schema66.properties.invariants.type,parentSchema:schema66.properties.invariants,data:data1};
+const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema67.properties.invariants.type},message:"must be string,array",schema:schema67.properties.invariants.type,parentSchema:schema67.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9759,7 +9844,7 @@ let ifClause0;
 if(_valid0){
 const _errs9 = errors;
 if("all" !== data1){
-const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema66.properties.invariants.then,data:data1};
+const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema67.properties.invariants.then,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9776,7 +9861,7 @@ else {
 const _errs10 = errors;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema66.properties.invariants.else,data:data1};
+const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema67.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9789,7 +9874,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(typeof data2 !== "string"){
-const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema67.type,parentSchema:schema67,data:data2};
+const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema68.type,parentSchema:schema68,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9799,7 +9884,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((data2 === "INV-01") || (data2 === "INV-02")) || (data2 === "INV-03")) || (data2 === "INV-04")) || (data2 === "INV-05")) || (data2 === "INV-06")) || (data2 === "INV-07")) || (data2 === "INV-08")) || (data2 === "INV-09")) || (data2 === "INV-10")) || (data2 === "INV-11")) || (data2 === "INV-12")) || (data2 === "INV-13")) || (data2 === "INV-14")) || (data2 === "INV-15")) || (data2 === "INV-16")) || (data2 === "INV-17")) || (data2 === "INV-18")) || (data2 === "INV-19")) || (data2 === "INV-20")) || (data2 === "INV-21")) || (data2 === "INV-22")) || (data2 === "INV-23")) || (data2 === "INV-24")) || (data2 === "INV-25")) || (data2 === "INV-26")) || (data2 === "INV-27")) || (data2 === "INV-28")) || (data2 === "INV-29")) || (data2 === "INV-30")) || (data2 === "INV-31")) || (data2 === "INV-32")) || (data2 === "INV-33")) || (data2 === "INV-34")) || (data2 === "INV-35")) || (data2 === "INV-36")) || (data2 === "INV-37")) || (data2 === "INV-38")) || (data2 === "INV-39")) || (data2 === "INV-40")) || (data2 === "INV-41")) || (data2 === "INV-42")) || (data2 === "INV-43")) || (data2 === "INV-44")) || (data2 === "INV-45")) || (data2 === "INV-46")) || (data2 === "INV-47"))){
-const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema67.enum},message:"must be equal to one of the allowed values",schema:schema67.enum,parentSchema:schema67,data:data2};
+const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9816,7 +9901,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data1[i1], data1[j0])){
-const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema66.properties.invariants.else,data:data1};
+const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema67.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9835,7 +9920,7 @@ valid1 = _valid0;
 ifClause0 = "else";
 }
 if(!valid1){
-const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema66.properties.invariants.if,parentSchema:schema66.properties.invariants,data:data1};
+const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema67.properties.invariants.if,parentSchema:schema67.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9849,7 +9934,7 @@ if(data.outcome !== undefined){
 let data3 = data.outcome;
 if(Array.isArray(data3)){
 if(data3.length > 10000){
-const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.outcome,data:data3};
+const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9867,7 +9952,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.outcome.type,parentSchema:schema66.properties.outcome,data:data3};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.outcome.type,parentSchema:schema67.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9887,7 +9972,7 @@ if(data.finalPressure !== undefined){
 let data6 = data.finalPressure;
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema80,data:data6};
+const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9898,7 +9983,7 @@ errors++;
 }
 for(const key1 in data6){
 if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
-const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema80,data:data6};
+const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9912,7 +9997,7 @@ if(data6.ratioMin !== undefined){
 let data7 = data6.ratioMin;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.ratioMin,data:data7};
+const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9923,7 +10008,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema80.properties.ratioMin.type,parentSchema:schema80.properties.ratioMin,data:data7};
+const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema81.properties.ratioMin.type,parentSchema:schema81.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9937,7 +10022,7 @@ if(data6.ratioMax !== undefined){
 let data8 = data6.ratioMax;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.ratioMax,data:data8};
+const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9948,7 +10033,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema80.properties.ratioMax.type,parentSchema:schema80.properties.ratioMax,data:data8};
+const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema81.properties.ratioMax.type,parentSchema:schema81.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9961,7 +10046,7 @@ errors++;
 if(data6.tokensMin !== undefined){
 let data9 = data6.tokensMin;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema80.properties.tokensMin.type,parentSchema:schema80.properties.tokensMin,data:data9};
+const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.tokensMin.type,parentSchema:schema81.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9972,7 +10057,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.tokensMin,data:data9};
+const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9986,7 +10071,7 @@ errors++;
 if(data6.tokensMax !== undefined){
 let data10 = data6.tokensMax;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema80.properties.tokensMax.type,parentSchema:schema80.properties.tokensMax,data:data10};
+const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.tokensMax.type,parentSchema:schema81.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9997,7 +10082,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.tokensMax,data:data10};
+const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10010,7 +10095,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data:data6};
+const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema81.type,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10024,7 +10109,7 @@ if(data.events !== undefined){
 let data11 = data.events;
 if(Array.isArray(data11)){
 if(data11.length > 10000){
-const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.events,data:data11};
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10042,7 +10127,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.events.type,parentSchema:schema66.properties.events,data:data11};
+const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.events.type,parentSchema:schema67.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10055,7 +10140,7 @@ errors++;
 if(data.finalSurfaceNodes !== undefined){
 let data13 = data.finalSurfaceNodes;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (!(data13 && typeof data13 == "object" && !Array.isArray(data13)))){
-const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data13};
+const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10066,7 +10151,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data13};
+const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10078,7 +10163,7 @@ errors++;
 }
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(Object.keys(data13).length < 1){
-const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data13};
+const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10089,7 +10174,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "min") || (key2 === "max"))){
-const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data13};
+const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10102,7 +10187,7 @@ errors++;
 if(data13.min !== undefined){
 let data14 = data13.min;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data14};
+const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10113,7 +10198,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data14};
+const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10127,7 +10212,7 @@ errors++;
 if(data13.max !== undefined){
 let data15 = data13.max;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data15};
+const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10138,7 +10223,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data15};
+const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10161,7 +10246,7 @@ if(data.summarized !== undefined){
 let data17 = data.summarized;
 if(Array.isArray(data17)){
 if(data17.length > 10000){
-const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.summarized,data:data17};
+const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10179,7 +10264,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.summarized.type,parentSchema:schema66.properties.summarized,data:data17};
+const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.summarized.type,parentSchema:schema67.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10193,7 +10278,7 @@ if(data.warnings !== undefined){
 let data19 = data.warnings;
 if(Array.isArray(data19)){
 if(data19.length > 10000){
-const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.warnings,data:data19};
+const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10211,7 +10296,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.warnings.type,parentSchema:schema66.properties.warnings,data:data19};
+const err36 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.warnings.type,parentSchema:schema67.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10231,7 +10316,7 @@ if(data.requests !== undefined){
 let data22 = data.requests;
 if(Array.isArray(data22)){
 if(data22.length > 10000){
-const err37 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.requests,data:data22};
+const err37 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.requests,data:data22};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10246,7 +10331,7 @@ let data23 = data22[i6];
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 for(const key3 in data23){
 if(!((((((((key3 === "purpose") || (key3 === "every")) || (key3 === "absent")) || (key3 === "message")) || (key3 === "role")) || (key3 === "equals")) || (key3 === "contains")) || (key3 === "matches"))){
-const err38 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data:data23};
+const err38 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema108,data:data23};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10259,7 +10344,7 @@ errors++;
 if(data23.purpose !== undefined){
 let data24 = data23.purpose;
 if(typeof data24 !== "string"){
-const err39 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.purpose.type,parentSchema:schema107.properties.purpose,data:data24};
+const err39 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.purpose.type,parentSchema:schema108.properties.purpose,data:data24};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10269,7 +10354,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data24 === "conversation") || (data24 === "compaction")) || (data24 === "session-title"))){
-const err40 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema107.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.purpose.enum,parentSchema:schema107.properties.purpose,data:data24};
+const err40 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema108.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.purpose.enum,parentSchema:schema108.properties.purpose,data:data24};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10282,7 +10367,7 @@ errors++;
 if(data23.every !== undefined){
 let data25 = data23.every;
 if(true !== data25){
-const err41 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema107.properties.every,data:data25};
+const err41 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema108.properties.every,data:data25};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10295,7 +10380,7 @@ errors++;
 if(data23.absent !== undefined){
 let data26 = data23.absent;
 if(true !== data26){
-const err42 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema107.properties.absent,data:data26};
+const err42 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema108.properties.absent,data:data26};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10308,7 +10393,7 @@ errors++;
 if(data23.message !== undefined){
 let data27 = data23.message;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err43 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema107.properties.message.type,parentSchema:schema107.properties.message,data:data27};
+const err43 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.message.type,parentSchema:schema108.properties.message,data:data27};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10321,7 +10406,7 @@ errors++;
 if(data23.role !== undefined){
 let data28 = data23.role;
 if(typeof data28 !== "string"){
-const err44 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.role.type,parentSchema:schema107.properties.role,data:data28};
+const err44 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.role.type,parentSchema:schema108.properties.role,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10331,7 +10416,7 @@ vErrors.push(err44);
 errors++;
 }
 if(!(((data28 === "system") || (data28 === "user")) || (data28 === "assistant"))){
-const err45 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema107.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.role.enum,parentSchema:schema107.properties.role,data:data28};
+const err45 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema108.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.role.enum,parentSchema:schema108.properties.role,data:data28};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10344,7 +10429,7 @@ errors++;
 if(data23.equals !== undefined){
 let data29 = data23.equals;
 if(typeof data29 !== "string"){
-const err46 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.equals.type,parentSchema:schema107.properties.equals,data:data29};
+const err46 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.equals.type,parentSchema:schema108.properties.equals,data:data29};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10354,7 +10439,7 @@ vErrors.push(err46);
 errors++;
 }
 if(!((data29 === "first") || (data29 === "previous"))){
-const err47 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema107.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.equals.enum,parentSchema:schema107.properties.equals,data:data29};
+const err47 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema108.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.equals.enum,parentSchema:schema108.properties.equals,data:data29};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10368,7 +10453,7 @@ if(data23.contains !== undefined){
 let data30 = data23.contains;
 if(typeof data30 === "string"){
 if(func3(data30) < 1){
-const err48 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema107.properties.contains,data:data30};
+const err48 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema108.properties.contains,data:data30};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10379,7 +10464,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.contains.type,parentSchema:schema107.properties.contains,data:data30};
+const err49 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.contains.type,parentSchema:schema108.properties.contains,data:data30};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10392,7 +10477,7 @@ errors++;
 if(data23.matches !== undefined){
 let data31 = data23.matches;
 if(typeof data31 !== "string"){
-const err50 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.matches.type,parentSchema:schema107.properties.matches,data:data31};
+const err50 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.matches.type,parentSchema:schema108.properties.matches,data:data31};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10404,7 +10489,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data:data23};
+const err51 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10416,7 +10501,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.requests.type,parentSchema:schema66.properties.requests,data:data22};
+const err52 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.requests.type,parentSchema:schema67.properties.requests,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10428,7 +10513,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data};
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err53];
 }

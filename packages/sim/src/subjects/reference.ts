@@ -24,15 +24,16 @@
  * - `onRequest(request, logLength)` gets each capture entry at dispatch (outcome `aborted`/`TRANSPORT` until it
  *   finishes) and again when it finishes, synchronously, so a crash child can persist the capture as it goes.
  * - `hooks` connect the session to the provider world (`run/world.ts`): turn alignment, aborts, timeouts,
- *   direct API use (FAULT-09) and append faults on the engine's bracket events (FAULT-60…63).
+ *   direct API use (FAULT-09), append faults on the engine's bracket events (FAULT-60…63) and flush faults on its
+ *   manual durability checkpoint (FAULT-64/65). The engine's `flush` awaits every event appended so far being fsync'ed.
  * Resolves once every event is durable; rejects with the store's `LogError` when a write failed, or with the
  * loop's misuse / integrity errors. Provider failures never reject: they end turns.
  */
 import { rm } from 'node:fs/promises'
 import {
   Agent, AnthropicMessagesAdapter, assertNever, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError,
-  OpenAiCompatibleAdapter, repairClosers, restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft,
-  type GenerateOptions, type LlmAdapter, type LogEvent, type MessageKind, CallId, type SessionEvent, type StaticModelInfo,
+  OpenAiCompatibleAdapter, pruneSession, repairClosers, restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft,
+  type GenerateOptions, type LlmAdapter, type LogEvent, type MessageKind, type PruneSpec, CallId, type SessionEvent, type StaticModelInfo,
   type SteeringSource, type ToolExecutor, type ToolOutcome, type ToolResultOrder,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
@@ -40,7 +41,7 @@ import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
 import { worldStream } from '../world/prng.ts'
 import { worldRoutes } from '../run/world.ts'
 import type { ResolvedManualAction, ResolvedScenario } from '../scenario/resolve.ts'
-import type { Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
+import type { FlushPoint, Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
 
 /** The API key the subject sends (redacted in captures). */
 const SIM_API_KEY = 'sk-compaction-sim'
@@ -78,8 +79,15 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
     offsetMs: lastTime === undefined ? 0 : Math.max(0, lastTime + CLOCK_STEP_MS - (CLOCK_ORIGIN_MS + CLOCK_STEP_MS * restoreLength)),
   })
   let storeError: unknown = null
+  // The store serializes appends, so the latest one settling means every event so far is durable.
+  let lastWrite: Promise<void> = Promise.resolve()
   const persist = (event: LogEvent): void => {
-    store.append([event]).catch((err: unknown) => { storeError ??= err })
+    lastWrite = store.append([event]).catch((err: unknown) => { storeError ??= err })
+  }
+  /** The session durability checkpoint (§7.11): every event appended so far is fsync'ed, or the store's failure. */
+  const durable = async (): Promise<void> => {
+    await lastWrite
+    if (storeError !== null) throw storeError
   }
   if (options.resume === true) {
     const restored = restoreSession(stored, { dialect: 'seed', clock: clock.now })
@@ -92,7 +100,7 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
   const unsubscribe = theLog.subscribe(persist)
   let result: SubjectSessionResult
   try {
-    result = await drive(options, theLog, clock, hooks, transcript, internals)
+    result = await drive(options, theLog, clock, hooks, transcript, durable, internals)
   } finally {
     unsubscribe()
     await store.close()
@@ -103,7 +111,7 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
 
 async function drive(
   options: SubjectSessionOptions, log: EventLog, clock: VirtualClock, hooks: NonNullable<SubjectSessionOptions['hooks']>,
-  transcript: Transcript, internals: ReferenceInternals = {},
+  transcript: Transcript, durable: () => Promise<void>, internals: ReferenceInternals = {},
 ): Promise<SubjectSessionResult> {
   const { scenario } = options
   const provider = scenario.provider.name
@@ -168,6 +176,7 @@ async function drive(
     ...(scenario.pruner === null ? {} : { pruner: scenario.pruner }),
     ...(rejectAppend === undefined ? {} : { append: faultyAppend(log, rejectAppend) }),
     ...(unroutable === null ? {} : { summarizer: unroutable }),
+    flush: manualFlush(log, durable, hooks.rejectFlush),
     ...(internals.plantAppend === undefined ? {} : { append: internals.plantAppend(log) }),
     newCompactionId: () => `cmp-${idTag}-${next()}`,
     newMessageId: () => `m-checkpoint-${next()}`,
@@ -196,6 +205,10 @@ async function drive(
     const outcome = await agent.runTurn({ content: structuredClone(input.user) }, signal)
     outcomes.push({ turn: outcome.turn, reason: outcome.reason })
     for (const action of scenario.manual) {
+      if (action.kind === 'prune' && action.afterTurn === turn) {
+        idlePrune(log, scenario.pruner, clock.now, turn, warn)
+        continue
+      }
       if (action.kind !== 'compactNow' || action.afterTurn !== turn) continue
       try {
         await agent.compactNow(action.sourceCommandId === null ? {} : { sourceCommandId: action.sourceCommandId })
@@ -205,6 +218,21 @@ async function drive(
     }
   }
   return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
+}
+
+/**
+ * A `manual: prune` action (FAULT-66): the core's pruner called on the idle session, with no turn open. Its
+ * pre-validation refuses before it writes anything (§5.4 rule 4); the thrown error becomes a warning. A pass that
+ * returns (it would not, with no turn open) is reported too, with what it pruned.
+ */
+function idlePrune(log: EventLog, pruner: PruneSpec | null, clock: () => number, turn: number, warn: (m: string) => void): void {
+  if (pruner === null) return // resolve refuses a prune action without a pruner
+  try {
+    const { pruned } = pruneSession(log, pruner, clock)
+    warn(`manual prune after turn ${turn} returned: pruned ${pruned.length} tool results with no turn open`)
+  } catch (err) {
+    warn(`manual prune after turn ${turn} failed: ${err instanceof Error ? err.message : String(err)}`)
+  }
 }
 
 /** The meter's §2.5 `totalTokens` now, or null for a log it cannot replay (the engine reports that itself). */
@@ -263,6 +291,35 @@ function faultyAppend(log: EventLog, reject: (draft: EventDraft) => string | nul
     const refusal = reject(draft)
     if (refusal !== null) throw new InjectedAppendError(refusal)
     return log.append(draft)
+  }
+}
+
+/** A storage fault injected on the manual durability checkpoint (§13.5, FAULT-64/65): the flush failed. */
+export class InjectedFlushError extends Error {
+  override readonly name = 'InjectedFlushError'
+  readonly code = 'STORAGE_FAULT'
+}
+
+/**
+ * The engine's manual flush (§7.11): the world's flush fault, if it refuses this checkpoint (told whether the bracket
+ * just closed with `end{error}`, the log's last `compaction/end`), else the store's durability checkpoint.
+ */
+function manualFlush(
+  log: EventLog, durable: () => Promise<void>, reject: ((bracket: FlushPoint) => string | null) | undefined,
+): () => Promise<void> {
+  return async () => {
+    if (reject !== undefined) {
+      let failed = false
+      for (let seq = log.length - 1; seq >= 0; seq--) {
+        const event = log.event(seq)
+        if (event?.type !== 'compaction/end') continue
+        failed = 'error' in event.data
+        break
+      }
+      const refusal = reject({ failed })
+      if (refusal !== null) throw new InjectedFlushError(refusal)
+    }
+    await durable()
   }
 }
 

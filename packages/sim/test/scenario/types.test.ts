@@ -11,7 +11,7 @@ import type { UsageMode } from '../../src/provider/enforce.ts'
 import type { TokenizerName } from '../../src/provider/tokenizers.ts'
 import { createScenarioAjv, readScenarioSchema } from '../../src/scenario/build-validator.ts'
 import type {
-  CompactNowAction, CompactRegionAction, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
+  CompactNowAction, CompactRegionAction, PruneAction, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
   FaultDelivery, FaultKind, FaultParams, FaultWhen, FinalPressureExpectation, GenerateConfig, GeneratedTranscriptConfig,
   InlineImageBlock, InlineReasoningBlock, InlineReply, InlineReplyBlock, InlineReplyObject, InlineResultBlock, InlineStep, InlineTextBlock,
   InlineTokenUsage, InlineTool, NodePattern, PreStepCountsExpectation, RejectionsExpectation, RequestPattern, StringMatcher,
@@ -102,6 +102,7 @@ const params: FaultParams = {
 const fault: FaultConfig = { id: 'f1', kind: 'FAULT-01', when, params, optional: true }
 const compactNow: CompactNowAction = { action: 'compactNow', afterTurn: 1, sourceCommandId: 'cmd-1' }
 const compactRegion: CompactRegionAction = { action: 'compactRegion', turn: 2, beforeStep: 1, start: 1, end: -2 }
+const prune: PruneAction = { action: 'prune', afterTurn: 1 }
 const countRange: Exclude<CountBound, number> = { min: 1, max: 3 }
 const counts: CountsExpectation = {
   brackets: 1, failedBrackets: 0, prunes: countRange, offloads: { max: 2 }, retries: { min: 0 }, summaryErrors: 0, checkpoints: 1,
@@ -116,6 +117,7 @@ const preStep: PreStepCountsExpectation = { brackets: { max: 1 }, failedBrackets
 const node: NodePattern = { type: 'user/message', text: contains, data: { role: 'user' } }
 const region: SummarizedRegionExpectation = { bracket: 'any', shadowedSeqs: [3, 4], nodes: { min: 2 }, first: node, last: { type: 'tool/result' } }
 const warning: WarningPattern = { matches: '/budget/i', absent: true }
+const countedWarning: WarningPattern = { contains: 'no context capacity', count: { min: 1, max: 1 } }
 const rejections: RejectionsExpectation = { window: 1, pairing: { min: 1 }, images: 0, maxOutput: 0, fault: 0, unclassified: 0, total: { max: 3 } }
 const requestPattern: RequestPattern = {
   purpose: 'conversation', every: true, message: 0, role: 'system', equals: 'first', contains: 'You are', matches: '/^You/',
@@ -123,14 +125,14 @@ const requestPattern: RequestPattern = {
 const expectation: ExpectConfig = {
   invariants: ['INV-01', 'INV-45'], outcome: ['completed', outcomeObject], counts, finalPressure,
   events: ['compaction/start', patternObject, textPattern], finalSurfaceNodes: { min: 2 }, perPreStep: preStep, summarized: [region],
-  warnings: [warning, contains], rejections, requests: [requestPattern, { purpose: 'compaction', absent: true }],
+  warnings: [warning, contains, countedWarning], rejections, requests: [requestPattern, { purpose: 'compaction', absent: true }],
 }
 const recorded: RecordedTranscriptConfig = { recorded: 'fixtures:recorded/x.jsonl', dialect: 'dsh-0.1.0-rc.8' }
 const generated: GeneratedTranscriptConfig = { generate }
 const inlined: InlineTranscriptConfig = { inline }
 const scenario: Scenario = {
   name: 'every-key', description: 'uses every key', tags: ['smoke', 'fast'], seed: 4294967295, subject: 'reference', dialect: 'seed', provider, policy,
-  pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion], expect: expectation,
+  pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion, prune], expect: expectation,
 }
 
 /** Typed examples per definition; `null` is the root. */
@@ -179,9 +181,10 @@ const examples: Record<string, readonly unknown[]> = {
   CrashPoint: ['checkpoint', 'compaction/prune'] satisfies CrashPoint[],
   FaultParams: [params, {}, { delivery: 'before-headers' }, { codes: ['SERVER', 'RATE_LIMIT'], count: 2 }] satisfies FaultParams[],
   FailureCode: ['SERVER', 'UNKNOWN'] satisfies ScenarioFailureCode[],
-  ManualAction: [compactNow, compactRegion] satisfies ManualAction[],
+  ManualAction: [compactNow, compactRegion, prune] satisfies ManualAction[],
   CompactNowAction: [compactNow, { action: 'compactNow', afterTurn: 0 }] satisfies CompactNowAction[],
   CompactRegionAction: [compactRegion, { action: 'compactRegion', turn: 1, start: 0, end: 0 }] satisfies CompactRegionAction[],
+  PruneAction: [prune, { action: 'prune', afterTurn: 0 }] satisfies PruneAction[],
   Expect: [expectation, { invariants: 'all' }, {}] satisfies ExpectConfig[],
   InvariantId: ['INV-01', 'INV-47'] satisfies ScenarioInvariantId[],
   TurnOutcomeKind: ['interrupted'] satisfies TurnOutcomeKind[],
@@ -195,7 +198,7 @@ const examples: Record<string, readonly unknown[]> = {
   PreStepCounts: [preStep, { summaryCalls: 1 }] satisfies PreStepCountsExpectation[],
   SummarizedRegion: [region, { shadowedSeqs: [1] }, { bracket: 2, first: node }] satisfies SummarizedRegionExpectation[],
   NodePattern: [node, { text: matches }] satisfies NodePattern[],
-  WarningPattern: [warning, contains] satisfies WarningPattern[],
+  WarningPattern: [warning, contains, countedWarning, { matches: '/x/', count: 2 }] satisfies WarningPattern[],
   Rejections: [rejections, { window: 0 }] satisfies RejectionsExpectation[],
   RequestPattern: [requestPattern, {}, { purpose: 'compaction', contains: 'summarize' }] satisfies RequestPattern[],
 }
@@ -279,6 +282,7 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   CompactRegionAction: { pointer: 'CompactRegionAction', keys: keysOf<CompactRegionAction>({
     action: true, turn: true, beforeStep: true, start: true, end: true,
   }) },
+  PruneAction: { pointer: 'PruneAction', keys: keysOf<PruneAction>({ action: true, afterTurn: true }) },
   Expect: { pointer: 'Expect', keys: keysOf<ExpectConfig>({
     seedSpecific: true, invariants: true, outcome: true, counts: true, finalPressure: true, events: true, finalSurfaceNodes: true,
     perPreStep: true, summarized: true, warnings: true, rejections: true, requests: true,
@@ -298,7 +302,7 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     bracket: true, shadowedSeqs: true, nodes: true, first: true, last: true,
   }) },
   NodePattern: { pointer: 'NodePattern', keys: keysOf<NodePattern>({ type: true, text: true, data: true }) },
-  WarningPattern: { pointer: 'WarningPattern', keys: ['absent', 'contains', 'matches'] },
+  WarningPattern: { pointer: 'WarningPattern', keys: ['absent', 'contains', 'count', 'matches'] },
   Rejections: { pointer: 'Rejections', keys: keysOf<RejectionsExpectation>({
     window: true, pairing: true, images: true, maxOutput: true, fault: true, unclassified: true, total: true,
   }) },
