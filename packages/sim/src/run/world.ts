@@ -14,7 +14,7 @@ import type { Transcript } from '@compaction-sim/fixtures'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
 import { FaultInjectingPlan, SELECTOR_KEYS, type FaultCounters, type TargetedFaultSpec } from '../provider/faults.ts'
 import { MockProvider } from '../provider/mock-provider.ts'
-import type { MockRoute } from '../provider/route.ts'
+import { reportedWindow, type MockRoute } from '../provider/route.ts'
 import type { ParsedRequest, PlannedOutcome, PlannedReply, ReplyPlan } from '../provider/types.ts'
 import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
 import type { ResolvedFault, ResolvedScenario } from '../scenario/resolve.ts'
@@ -136,13 +136,12 @@ const FLUSH_FAULTS: Partial<Record<FaultKind, (bracket: FlushPoint) => boolean>>
 const LIVE_LOCK_FAULTS: ReadonlySet<FaultKind> = new Set(['FAULT-60', 'FAULT-61'])
 
 /**
- * Faults whose conditions the scenario's transcript, configuration or manual actions create (FAULT-66: a
- * `manual: prune` action); the wire needs no injection.
+ * Faults whose conditions the scenario's transcript, configuration or manual actions create (FAULT-41: the
+ * routes' scripted capacity reports, served by the mock; FAULT-66: a `manual: prune` action); nothing to inject.
  */
-const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-42', 'FAULT-45', 'FAULT-46', 'FAULT-66'])
+const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-41', 'FAULT-42', 'FAULT-45', 'FAULT-46', 'FAULT-66'])
 
 const REFUSED: Partial<Record<FaultKind, string>> = {
-  'FAULT-41': 'the mock reports only valid capacities; an invalid one is covered by core tests',
   'FAULT-43': 'an invalid configuration is refused when the scenario loads (§3.2); write it as a load-error test',
 }
 
@@ -248,12 +247,16 @@ export type ManifestRoute = RunManifest['routes'][number]
  * The routes the mock serves (issue #15): every declared route, then the synthetic ones some faults need —
  * FAULT-44's `<model>-switched` copy of the conversation route (window `params.contextWindow`, unless
  * `params.switchTo` names a declared route) and FAULT-32's `<model>-rerouted` copy of the summary route.
- * Under FAULT-40 no route reports (or enforces) a window.
+ * Under FAULT-40 no route reports (or enforces) a window; FAULT-41's `params.contextWindow` is the capacity the
+ * conversation route reports (its `reportedContextWindow`).
  */
 export function worldMockRoutes(scenario: ResolvedScenario): MockRoute[] {
   const p = scenario.provider
   const noCapacity = scenario.faults.some((f) => f.kind === 'FAULT-40')
-  const routes: MockRoute[] = p.routes.map((r) => ({ ...r }))
+  const reports = scenario.faults.find((f) => f.kind === 'FAULT-41')?.params.contextWindow ?? null
+  const routes: MockRoute[] = p.routes.map((r) => (reports !== null && r.model === p.conversationRoute.model
+    ? { ...r, reportedContextWindow: reports }
+    : { ...r }))
   const sw = scenario.faults.find((f) => f.kind === 'FAULT-44')
   if (sw !== undefined && sw.params.switchTo === null) {
     const window = sw.params.contextWindow ?? p.conversationRoute.contextWindow
@@ -263,13 +266,20 @@ export function worldMockRoutes(scenario: ResolvedScenario): MockRoute[] {
   return noCapacity ? routes.map((r) => ({ ...r, contextWindow: null })) : routes
 }
 
-/** The routes of the run (§1.1 `RunManifest.routes`): those of `worldMockRoutes`, under the provider's name. */
+/**
+ * The routes of the run (§1.1 `RunManifest.routes`): those of `worldMockRoutes`, under the provider's name, each
+ * with the capacity it reports (`reportedWindow`) when that is one the runtime accepts (a positive integer; an
+ * invalid FAULT-41 report is `INVALID_MODEL_CONTEXT`, so the policy never sees a capacity for that route).
+ */
 export function worldRoutes(scenario: ResolvedScenario): ManifestRoute[] {
-  return worldMockRoutes(scenario).map((r) => ({
-    provider: scenario.provider.name, model: r.model,
-    ...(r.contextWindow === null ? {} : { contextWindow: r.contextWindow }),
-    ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
-  }))
+  return worldMockRoutes(scenario).map((r) => {
+    const window = reportedWindow(r)
+    return {
+      provider: scenario.provider.name, model: r.model,
+      ...(window === null || !Number.isSafeInteger(window) || window <= 0 ? {} : { contextWindow: window }),
+      ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
+    }
+  })
 }
 
 /** Counts of the hook-realised faults (middleware, append faults, route switch), by fault id. */

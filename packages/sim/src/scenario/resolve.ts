@@ -273,6 +273,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   checkUniqueFaultIds(faults, issues)
   checkScriptCoverage(provider.summarizer, faults, summarizerPath(doc.provider, provider.summaryRoute.model), issues)
   checkRouteSwitches(faults, provider.routes, issues)
+  checkReportedCapacity(faults, provider.routes, doc.provider.routes === undefined, issues)
   checkFaultTargeting(doc.faults ?? [], requestModels(doc), turnSteps, turnCount, issues)
   const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, pruner !== null, issues))
   checkPruneFault(faults, manual, issues)
@@ -963,7 +964,7 @@ function resolveProviderCache(config: ProviderConfig['cache'], issues: ScenarioI
 // Provider routes (issue #15)
 
 /** The route keys the single-route shorthand accepts beside `model` (with `routes` they belong in each route). */
-const SHORTHAND_ROUTE_KEYS = ['contextWindow', 'imageTokens', 'maxOutputTokens', 'tokenizer', 'limits', 'usage', 'summarizer'] as const
+const SHORTHAND_ROUTE_KEYS = ['contextWindow', 'reportedContextWindow', 'imageTokens', 'maxOutputTokens', 'tokenizer', 'limits', 'usage', 'summarizer'] as const
 
 /** The resolved routes, the conversation and summary routes, and the policy config with the summary route set. */
 interface ResolvedRoutes {
@@ -1053,10 +1054,12 @@ function resolveRoute(
     const reason = `sets window: prompt-plus-max-tokens, but the route ${JSON.stringify(route.model)} has no contextWindow to count against`
     issues.push(semantic(where, reason))
   }
+  const reported = route.reportedContextWindow
   return {
     model: route.model,
     wire,
     contextWindow,
+    ...(reported === undefined ? {} : { reportedContextWindow: reported === 'none' ? null : reported }),
     maxOutputTokens: route.maxOutputTokens ?? null,
     imageTokens: route.imageTokens ?? null,
     tokenizer: route.tokenizer ?? 'heuristic',
@@ -1118,6 +1121,32 @@ function checkImageLimits(config: ProviderConfig, routes: readonly MockRoute[], 
       }
     }
   })
+}
+
+/**
+ * A scripted capacity report (a route's `reportedContextWindow`, or FAULT-41's `params.contextWindow` for the
+ * conversation route) makes the reported capacity differ from the world's by design: it needs a declared FAULT-41
+ * (the checker's WORLD-02 then stands aside), and a FAULT-41 needs one to script.
+ */
+function checkReportedCapacity(
+  faults: readonly ResolvedFault[], routes: readonly MockRoute[], shorthand: boolean, issues: ScenarioIssue[],
+): void {
+  const i = faults.findIndex((f) => f.kind === 'FAULT-41')
+  const scripted = routes.findIndex((r) => r.reportedContextWindow !== undefined)
+  if (i < 0) {
+    if (scripted >= 0) {
+      const path = shorthand ? '/provider/reportedContextWindow' : `/provider/routes/${scripted}/reportedContextWindow`
+      issues.push(semantic(path, 'scripts the capacity the route reports: declare a FAULT-41 fault (§13.3) for it'))
+    }
+    return
+  }
+  const fault = faults[i]
+  if (fault?.params.contextWindow === null && scripted < 0) {
+    issues.push(semantic(`/faults/${i}/params/contextWindow`, 'FAULT-41 needs a capacity to report: set params.contextWindow or a route\'s reportedContextWindow'))
+  }
+  if (fault?.params.contextWindow !== null && scripted >= 0) {
+    issues.push(semantic(`/faults/${i}/params/contextWindow`, 'cannot be combined with a route\'s reportedContextWindow (give one or the other)'))
+  }
 }
 
 /** FAULT-66 (pruning with no open turn) needs a `manual: prune` action to attempt it. */

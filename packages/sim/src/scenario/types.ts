@@ -27,6 +27,7 @@ export interface ProviderConfig {
   name?: string
   model?: string
   contextWindow?: number
+  reportedContextWindow?: ReportedContextWindowConfig
   imageTokens?: number
   maxOutputTokens?: number
   tokenizer?: TokenizerName
@@ -40,6 +41,9 @@ export interface ProviderConfig {
   summary?: string
   cache?: ProviderCacheConfig
 }
+
+/** `#/definitions/ReportedContextWindow`: the capacity a route reports (FAULT-41): any number, or `none`. */
+export type ReportedContextWindowConfig = number | 'none'
 
 /** `#/definitions/Summarizer/then`: a one-word summarizer (issue #15). */
 export type SummarizerPresetName = 'builtin' | 'reasoning-only' | 'tool-call'
@@ -76,6 +80,7 @@ export interface RouteConfig {
   model: string
   wire?: WireDialect
   contextWindow?: number
+  reportedContextWindow?: ReportedContextWindowConfig
   maxOutputTokens?: number
   imageTokens?: number
   tokenizer?: TokenizerName

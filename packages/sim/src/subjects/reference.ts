@@ -39,7 +39,8 @@ import {
 import type { Transcript } from '@compaction-sim/fixtures'
 import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
 import { worldStream } from '../world/prng.ts'
-import { worldRoutes } from '../run/world.ts'
+import { reportedWindow } from '../provider/route.ts'
+import { worldMockRoutes } from '../run/world.ts'
 import type { ResolvedManualAction, ResolvedScenario } from '../scenario/resolve.ts'
 import type { FlushPoint, Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
 
@@ -249,8 +250,8 @@ function meterTokensOf(meter: TokenMeter): number | null {
  * The HTTP adapter for the scenario's wire: `OpenAiCompatibleAdapter` for `openai` and `deepseek` (route
  * metadata from the mock's `GET /models/<id>`), `AnthropicMessagesAdapter` for `anthropic`. The Anthropic
  * wire has no capacity endpoint a real client could rely on, so that adapter reads a static table: the
- * scenario's routes as the run manifest lists them (`worldRoutes`: window, image price; none for FAULT-40),
- * which is what the mock serves — the analogue of the model table a real Anthropic client ships. Its
+ * scenario's routes as the mock serves them (`worldMockRoutes`: the reported window — FAULT-41's scripted one
+ * included, none for FAULT-40 — and image price), which is what the mock serves — the analogue of the model table a real Anthropic client ships. Its
  * `max_tokens` default is the adapter's (`ANTHROPIC_DEFAULT_MAX_TOKENS`), reported as each route's
  * `defaultMaxTokens`, so the agent logs it in the effective config (§1.4.10).
  */
@@ -267,11 +268,14 @@ function wireAdapter(scenario: ResolvedScenario, options: SubjectSessionOptions,
     case 'deepseek':
       return new OpenAiCompatibleAdapter({ ...common, wire })
     case 'anthropic': {
-      const models: StaticModelInfo[] = worldRoutes(scenario).map((r) => ({
-        id: r.model,
-        ...(r.contextWindow === undefined ? {} : { contextWindow: r.contextWindow }),
-        ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
-      }))
+      const models: StaticModelInfo[] = worldMockRoutes(scenario).map((r) => {
+        const window = reportedWindow(r) // what the mock's model endpoint reports, FAULT-41's scripted value included
+        return {
+          id: r.model,
+          ...(window === null ? {} : { contextWindow: window }),
+          ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
+        }
+      })
       return new AnthropicMessagesAdapter({ ...common, models })
     }
     default:

@@ -17,7 +17,7 @@ import type {
   InlineTokenUsage, InlineTool, NodePattern, PreStepCountsExpectation, RejectionsExpectation, RequestPattern, StringMatcher,
   SummarizedRegionExpectation, WarningPattern, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
-  PrunerConfig, RecordedTranscriptConfig, Scenario, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
+  PrunerConfig, RecordedTranscriptConfig, Scenario, ReportedContextWindowConfig, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
   SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
   FileTranscriptConfig, ImportConfig, ImportTranscriptConfig,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
@@ -72,11 +72,11 @@ const summarizer: SummarizerConfig = { script: [summaryAttempt, {}] }
 const enforceObject: Exclude<EnforceConfig, string> = { window: 'prompt-plus-max-tokens', pairing: false, images: true, maxOutput: false }
 const limits: ImageLimitsConfig = { imagesPerRequest: 4, imageBytes: 5_000_000, requestImageBytes: 20_000_000 }
 const route: RouteConfig = {
-  model: 'small', wire: 'deepseek', contextWindow: 16000, maxOutputTokens: 4096, imageTokens: 85, tokenizer: 'o200k_base',
-  enforce: enforceObject, limits, usage: 'late', summarizer,
+  model: 'small', wire: 'deepseek', contextWindow: 16000, reportedContextWindow: 0.5, maxOutputTokens: 4096, imageTokens: 85,
+  tokenizer: 'o200k_base', enforce: enforceObject, limits, usage: 'late', summarizer,
 }
 const provider: ProviderConfig = {
-  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85, cache: providerCache,
+  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, reportedContextWindow: 'none', imageTokens: 85, cache: providerCache,
   maxOutputTokens: 8192, tokenizer: 'dense', enforce: 'off', limits: {}, usage: 'omitted', summarizer: 'reasoning-only',
 }
 const routedProvider: ProviderConfig = {
@@ -141,7 +141,8 @@ const examples: Record<string, readonly unknown[]> = {
   Subject: ['reference'] satisfies SubjectName[],
   Dialect: ['seed', 'dsh-0.1.0-rc.8'],
   Provider: [provider, routedProvider, { wire: 'openai', model: 'gpt' }] satisfies ProviderConfig[],
-  Route: [route, { model: 'm' }] satisfies RouteConfig[],
+  Route: [route, { model: 'm' }, { model: 'w', contextWindow: 8000, reportedContextWindow: 128000 }] satisfies RouteConfig[],
+  ReportedContextWindow: [0, -4000, 1.5, 128000, 'none'] satisfies ReportedContextWindowConfig[],
   MaxOutputTokens: [1, 8192],
   Tokenizer: ['heuristic', 'o200k_base', 'cl100k_base', 'dense'],
   Enforce: ['on', 'off', enforceObject, { window: true }, { window: false }, {}] satisfies EnforceConfig[],
@@ -210,7 +211,8 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     transcript: true, faults: true, manual: true, expect: true,
   }) },
   Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({
-    wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true, maxOutputTokens: true, tokenizer: true,
+    wire: true, name: true, model: true, contextWindow: true, reportedContextWindow: true, imageTokens: true, cache: true, maxOutputTokens: true,
+    tokenizer: true,
     enforce: true, limits: true, usage: true, summarizer: true, routes: true, conversation: true, summary: true,
   }) },
   Summarizer: { pointer: 'Summarizer', keys: keysOf<SummarizerObject>({ fixed: true, ratio: true, script: true }) },
@@ -219,7 +221,8 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   }) },
   SummaryToolCall: { pointer: 'SummaryToolCall', keys: keysOf<SummaryToolCallConfig>({ name: true, arguments: true }) },
   Route: { pointer: 'Route', keys: keysOf<RouteConfig>({
-    model: true, wire: true, contextWindow: true, maxOutputTokens: true, imageTokens: true, tokenizer: true, enforce: true, limits: true,
+    model: true, wire: true, contextWindow: true, reportedContextWindow: true, maxOutputTokens: true, imageTokens: true, tokenizer: true,
+    enforce: true, limits: true,
     usage: true, summarizer: true,
   }) },
   Enforce: { pointer: 'Enforce/else', keys: keysOf<Exclude<EnforceConfig, string>>({ window: true, pairing: true, images: true, maxOutput: true }) },
