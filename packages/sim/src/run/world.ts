@@ -137,13 +137,12 @@ const LIVE_LOCK_FAULTS: ReadonlySet<FaultKind> = new Set(['FAULT-60', 'FAULT-61'
 
 /**
  * Faults whose conditions the scenario's transcript, configuration or manual actions create (FAULT-41: the
- * routes' scripted capacity reports, served by the mock; FAULT-66: a `manual: prune` action); nothing to inject.
+ * routes' scripted capacity reports, served by the mock; FAULT-43: the invalid `policy` block the subject's engine
+ * construction must refuse; FAULT-66: a `manual: prune` action); nothing to inject.
  */
-const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-41', 'FAULT-42', 'FAULT-45', 'FAULT-46', 'FAULT-66'])
+const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-41', 'FAULT-42', 'FAULT-43', 'FAULT-45', 'FAULT-46', 'FAULT-66'])
 
-const REFUSED: Partial<Record<FaultKind, string>> = {
-  'FAULT-43': 'an invalid configuration is refused when the scenario loads (§3.2); write it as a load-error test',
-}
+const REFUSED: Partial<Record<FaultKind, string>> = {}
 
 /** The realisation of one resolved fault. */
 export function realise(fault: ResolvedFault): Realisation {

@@ -229,7 +229,14 @@ export interface ResolvedScenario {
   readonly provider: ResolvedProvider
   /** `BasicCompactionConfig` as written (for the run manifest, §1.1). */
   readonly policyConfig: Readonly<BasicCompactionConfig>
+  /** The resolved policy; under FAULT-43 the `{ auto: false }` stand-in of "nothing installed" (see `configError`). */
   readonly policy: CompactionPolicySpec
+  /**
+   * FAULT-43 (§13.3): the core's §3.2 rejection of `policyConfig` (`invalid compaction config: <key> …`), which a
+   * declared FAULT-43 turns from a load error into the fault: the subject's engine construction must fail and
+   * nothing is installed. Null otherwise.
+   */
+  readonly configError: string | null
   /** `ToolResultPruneConfig` as written (`{}` for `true`), null when the pruner is not loaded. */
   readonly prunerConfig: Readonly<ToolResultPruneConfig> | null
   readonly pruner: PruneSpec | null
@@ -263,7 +270,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     summaryRoute: routed.summaryRoute,
   }
   const policyConfig = routed.policyConfig
-  const policy = resolvePolicy(policyConfig, issues)
+  const { policy, configError } = resolveScenarioPolicy(policyConfig, doc.faults ?? [], issues)
   const { prunerConfig, pruner } = resolvePruner(doc.pruner ?? false, issues)
   const transcript = resolveTranscript(doc, dialect, source, issues)
   if (transcript?.kind === 'inline') checkImageLimits(doc.provider, provider.routes, transcript.transcript, issues)
@@ -292,6 +299,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     provider,
     policyConfig,
     policy,
+    configError,
     prunerConfig,
     pruner,
     transcript,
@@ -359,6 +367,26 @@ function resolveSubject(name: SubjectName): SubjectSpec {
     case 'dsh': return { kind: 'dsh' }
     default: return assertNever(name, 'subject')
   }
+}
+
+/**
+ * The policy, or with a declared FAULT-43 the expected §3.2 rejection: the invalid configuration is the fault, so its
+ * error is kept (`configError`) instead of refusing the scenario, and the policy is the `{ auto: false }` stand-in
+ * (no engine, no listeners: nothing is installed). A FAULT-43 over a valid policy is a SEMANTIC issue.
+ */
+function resolveScenarioPolicy(
+  config: BasicCompactionConfig, faults: readonly FaultConfig[], issues: ScenarioIssue[],
+): { policy: CompactionPolicySpec | null; configError: string | null } {
+  const i = faults.findIndex((f) => f.kind === 'FAULT-43')
+  if (i < 0) return { policy: resolvePolicy(config, issues), configError: null }
+  try {
+    resolveCompactionConfig(config)
+  } catch (error) {
+    if (!(error instanceof CompactionConfigError)) throw error
+    return { policy: resolveCompactionConfig({ auto: false }), configError: error.message }
+  }
+  issues.push(semantic(`/faults/${i}/kind`, 'FAULT-43 needs a policy that §3.2 rejects (e.g. thresholdRatio 1.5, or retainRatio not below thresholdRatio): this policy block is valid'))
+  return { policy: null, configError: null }
 }
 
 function resolvePolicy(config: BasicCompactionConfig, issues: ScenarioIssue[]): CompactionPolicySpec | null {

@@ -31,8 +31,8 @@
  */
 import { rm } from 'node:fs/promises'
 import {
-  Agent, AnthropicMessagesAdapter, assertNever, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError,
-  OpenAiCompatibleAdapter, pruneSession, repairClosers, restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft,
+  Agent, AnthropicMessagesAdapter, assertNever, CompactionConfigError, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError,
+  OpenAiCompatibleAdapter, pruneSession, repairClosers, resolveCompactionConfig, restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type CompactionPolicySpec, type EventDraft,
   type GenerateOptions, type LlmAdapter, type LogEvent, type MessageKind, type PruneSpec, CallId, type SessionEvent, type StaticModelInfo,
   type SteeringSource, type ToolExecutor, type ToolOutcome, type ToolResultOrder,
 } from '@compaction-sim/core'
@@ -172,8 +172,10 @@ async function drive(
     })
     : null
   const rejectAppend = hooks.rejectAppend
-  const engine = new CompactionEngine({
-    log, runtime, policy: scenario.policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId, meter,
+  // Engine construction validates the configuration as written (§3.2); a rejected one installs nothing (FAULT-43).
+  const policy = constructionPolicy(scenario, warn)
+  const engine = policy === null ? null : new CompactionEngine({
+    log, runtime, policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId, meter,
     ...(scenario.pruner === null ? {} : { pruner: scenario.pruner }),
     ...(rejectAppend === undefined ? {} : { append: faultyAppend(log, rejectAppend) }),
     ...(unroutable === null ? {} : { summarizer: unroutable }),
@@ -183,9 +185,9 @@ async function drive(
     newMessageId: () => `m-checkpoint-${next()}`,
   })
   const explicitRegionStarts: number[] = []
-  const port = regionPort(engine, log, scenario.manual, explicitRegionStarts, warn)
+  const port = engine === null ? null : regionPort(engine, log, scenario.manual, explicitRegionStarts, warn)
   const agent = new Agent({
-    log, runtime, engine: port, policy: scenario.policy, route, sessionId, clock: clock.now, warn,
+    log, runtime, ...(port === null ? {} : { engine: port }), policy: policy ?? scenario.policy, route, sessionId, clock: clock.now, warn,
     systemPrompt: () => transcript.systemPrompt,
     tools: transcript.tools,
     executeTool: toolExecutor(transcript),
@@ -219,6 +221,22 @@ async function drive(
     }
   }
   return { outcomes, warnings, requests, explicitRegionStarts, events: log.length, startedAfterTurn }
+}
+
+/**
+ * The compaction engine's configuration, validated as the engine is constructed (§3.2): `scenario.policyConfig` as
+ * written. A rejected configuration (FAULT-43) is reported as a warning and yields null: the session runs with no
+ * engine — no pre-step listener, no overflow recovery, and `compactNow` fails — which is what "nothing is installed"
+ * means for a host that keeps running after the failed construction.
+ */
+function constructionPolicy(scenario: ResolvedScenario, warn: (m: string) => void): CompactionPolicySpec | null {
+  try {
+    return resolveCompactionConfig(scenario.policyConfig)
+  } catch (err) {
+    if (!(err instanceof CompactionConfigError)) throw err
+    warn(`compaction engine construction failed: ${err.message}; the session runs without compaction (nothing installed)`)
+    return null
+  }
 }
 
 /**

@@ -123,11 +123,50 @@ describe('scripted capacity reports (FAULT-41)', () => {
   })
 })
 
+describe('invalid configuration (FAULT-43)', () => {
+  const invalid = { thresholdRatio: 0.5, retainRatio: 0.6 }
+  const provider: ProviderConfig = { wire: 'openai', model: 'm', contextWindow: 2000 }
+
+  it('without FAULT-43 the policy is still a load error naming the field', () => {
+    expect(issuesOf({ ...scenarioOf(provider, []), policy: invalid })).toEqual([
+      ['/policy/retainRatio', 'breaks the retention rule: retainRatio 0.6 must be strictly below thresholdRatio 0.5 (§3.2 rule 7)'],
+    ])
+  })
+
+  it('with FAULT-43 the rejection is the fault: kept as configError, the policy is the nothing-installed stand-in', () => {
+    const scenario = resolveScenario({ ...scenarioOf(provider, [{ kind: 'FAULT-43' }]), policy: invalid }, { file: FILE })
+    expect(scenario.configError).toBe('invalid compaction config: retainRatio breaks the retention rule: retainRatio 0.6 must be strictly below thresholdRatio 0.5 (§3.2 rule 7)')
+    expect(scenario.policy.auto).toBe(false)
+    expect(scenario.policyConfig).toEqual(invalid)
+    expect(realise(scenario.faults[0] ?? (() => { throw new Error('fault') })()).kind).toBe('setup')
+  })
+
+  it('refuses FAULT-43 over a valid policy', () => {
+    expect(issuesOf({ ...scenarioOf(provider, [{ kind: 'FAULT-43' }]), policy: { thresholdRatio: 0.5 } })).toEqual([
+      ['/faults/0/kind', 'FAULT-43 needs a policy that §3.2 rejects (e.g. thresholdRatio 1.5, or retainRatio not below thresholdRatio): this policy block is valid'],
+    ])
+  })
+
+  it('the run writes a valid manifest (no compaction installed) with the refused block on the FAULT-43 entry', async () => {
+    const out = join(tmp.dir, 'f43')
+    const report = await runScenario(join(REPO_ROOT, 'scenarios/faults/fault-43-invalid-configuration.yaml'), { outDir: out, cwd: REPO_ROOT })
+    expect([report.status, report.violations, report.expectations.filter((e) => !e.passed)]).toEqual(['passed', [], []])
+    const manifest = JSON.parse(await readFile(join(out, report.artifacts?.manifest ?? 'missing'), 'utf8')) as {
+      compaction: unknown; faults: Array<{ kind: string; params: Record<string, unknown> }>
+    }
+    expect(manifest.compaction).toEqual({ auto: false })
+    expect(manifest.faults[0]?.params['config']).toEqual({ thresholdRatio: 0.5, retainRatio: 0.6 })
+    const log = await readFile(join(out, report.artifacts?.log ?? 'missing'), 'utf8')
+    expect(log).not.toContain('"type":"compaction/')
+  })
+})
+
 describe('the §13.3 catalog scenarios on the reference subject', () => {
   const cases = [
     ['fault-40-no-capacity', 'no context capacity for openai/mock-nocap'],
     ['fault-41-invalid-capacity', 'reported an invalid context window: 0'],
     ['fault-42-retain-not-below-threshold', 'retained budget 1200 for openai/mock-2k is not below its threshold 1000'],
+    ['fault-43-invalid-configuration', 'compaction engine construction failed: invalid compaction config: retainRatio'],
     ['fault-44-route-switch', null],
     ['fault-45-envelope-only-pressure', null],
     ['fault-46-newest-unit-exceeds-window', null],
