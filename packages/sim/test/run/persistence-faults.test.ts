@@ -1,7 +1,7 @@
 /**
  * §13.5 persistence faults in `sim run`: the flush faults FAULT-64/65 (the world's `rejectFlush` hook on the
  * engine's manual durability checkpoint) and FAULT-66 (a `manual: prune` action calling the pruner with no
- * turn open), plus the catalog scenarios of FAULT-61…66 run through the real runner.
+ * turn open), plus the catalog scenarios of FAULT-60…66 run through the real runner.
  */
 import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -95,6 +95,7 @@ describe('pruning with no open turn (FAULT-66)', () => {
 
 describe('the §13.5 catalog scenarios on the reference subject', () => {
   const cases = [
+    ['fault-60-end-append-rejected', 'commit: FAULT-60 storage fault: compaction/end not persisted'],
     ['fault-61-end-error-append-rejected', 'commit: failed to close compaction'],
     ['fault-62-summary-append-rejected', 'commit: '],
     ['fault-63-checkpoint-append-rejected', 'commit: '],

@@ -1,7 +1,8 @@
 /**
  * The scenario catalog (`scenarios/`, issue 6): every file loads and resolves, the catalog is big enough,
  * names are unique and equal their file stems, and every fault id of §13.1 (FAULT-01…17), §13.2
- * (FAULT-20…33) and §13.4 (FAULT-50…57) is exercised.
+ * (FAULT-20…33), §13.3 (FAULT-40…46), §13.4 (FAULT-50…57) and §13.5 (FAULT-60…66) is exercised (the §13.3/§13.5
+ * ones by a scenario `sim run` does not refuse).
  *
  * Coverage rule: an id counts as covered when some scenario lists it as a fault `kind`. Ids whose condition
  * is created by the transcript or policy rather than injected (FAULT-33: pressure still high after a
@@ -14,6 +15,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { realise } from '../../src/run/world.ts'
 import { loadScenario } from '../../src/scenario/load.ts'
 import { faultTargetOf, resolveScenario, type ResolvedScenario } from '../../src/scenario/resolve.ts'
 import { FAULT_KINDS, type FaultKind } from '../../src/scenario/types.ts'
@@ -103,6 +105,14 @@ describe('scenario catalog', () => {
     expect(REQUIRED).toHaveLength(17 + 14 + 8)
     const kinds = new Set(entries.flatMap((e) => e.scenario.faults.map((f) => f.kind)))
     expect(REQUIRED.filter((kind) => !kinds.has(kind))).toEqual([])
+  })
+
+  it('covers every FAULT id of §13.3 and §13.5 (FAULT-40…46, 60…66) with a scenario none of whose faults is refused', () => {
+    const wanted = FAULT_KINDS.filter((kind) => ['config', 'append', 'flush'].includes(faultTargetOf(kind)))
+    expect(wanted).toHaveLength(7 + 7)
+    const runnable = entries.filter((e) => e.scenario.faults.every((f) => realise(f).kind !== 'refused'))
+    const kinds = new Set(runnable.flatMap((e) => e.scenario.faults.map((f) => f.kind)))
+    expect(wanted.filter((kind) => !kinds.has(kind))).toEqual([])
   })
 
   it('names each faults/ and crash/ file after a FAULT id it injects, cited with its § in the header', () => {
