@@ -46,6 +46,9 @@ const HARNESS_UNSUPPORTED: Readonly<Record<string, string>> = {
   'FAULT-61': 'append faults need a hook into the official session store, which the dsh subject does not have',
   'FAULT-62': 'append faults need a hook into the official session store, which the dsh subject does not have',
   'FAULT-63': 'append faults need a hook into the official session store, which the dsh subject does not have',
+  'FAULT-43': 'a failed engine construction is not caught by the dsh subject (the session would not start)',
+  'FAULT-64': 'flush faults need a hook into the official session store, which the dsh subject does not have',
+  'FAULT-65': 'flush faults need a hook into the official session store, which the dsh subject does not have',
 }
 
 /** Faults whose failure code or event the release lacks (D-06, D-12: no `IMAGE_OFFLOAD_REQUIRED`, no `image/offload`). */

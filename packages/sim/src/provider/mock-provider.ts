@@ -5,7 +5,8 @@
  * Routes (any base path): `POST …/chat/completions` (streaming SSE or a JSON completion; wire `anthropic`:
  * `POST …/messages` instead, with Anthropic's SSE events and error envelope, `anthropic-*.ts`);
  * `GET …/models/<id>` → `{id, object:'model', created:0, owned_by, context_window, image_tokens?,
- * default_max_tokens?}` (404 `model_not_found` for an unknown model); `GET …/models` → the list.
+ * default_max_tokens?}` (404 `model_not_found` for an unknown model; a route's scripted
+ * `reportedContextWindow` — FAULT-41 — replaces `context_window`, or drops it for none); `GET …/models` → the list.
  * Anything else → 404. A malformed chat body → 400 `invalid_request_error` (recorded in `refused`).
  *
  * Every valid chat request is captured (headers redacted) before it is answered; its outcome comes from
@@ -272,6 +273,8 @@ export class MockProvider {
   }
 
   private model(id: string): Response {
+    const scripted = this.scriptedReport(id)
+    if (scripted !== undefined) return json(200, scripted)
     const m = this.spec.models.get(id)
     if (m === undefined)
       return json(404, errorBody(`The model '${id}' does not exist`, 'invalid_request_error', 'model_not_found', 'model'))
@@ -279,7 +282,22 @@ export class MockProvider {
   }
 
   private modelList(): Response {
-    return json(200, { object: 'list', data: [...this.spec.models.values()].map((m) => this.modelObject(m)) })
+    const listed = [...this.spec.models.values()].map((m) => this.scriptedReport(m.id) ?? this.modelObject(m))
+    const scriptedOnly = [...this.spec.routes.keys()].filter((id) => !this.spec.models.has(id)).flatMap((id) => this.scriptedReport(id) ?? [])
+    return json(200, { object: 'list', data: [...listed, ...scriptedOnly] })
+  }
+
+  /**
+   * The model object of a route whose capacity report is scripted (FAULT-41, `MockRoute.reportedContextWindow`):
+   * `context_window` is the scripted number (valid or not), or absent for `null`. Undefined for other models.
+   */
+  private scriptedReport(id: string): Record<string, unknown> | undefined {
+    const route = this.spec.routes.get(id)
+    if (route?.reportedContextWindow === undefined) return undefined
+    const out = this.modelObject({ id, contextWindow: 0, ...(route.imageTokens === null ? {} : { imageTokens: route.imageTokens }) })
+    if (route.reportedContextWindow === null) delete out['context_window']
+    else out['context_window'] = route.reportedContextWindow
+    return out
   }
 
   private modelObject(m: MockModel): Record<string, unknown> {

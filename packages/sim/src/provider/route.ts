@@ -18,6 +18,11 @@ export interface MockRoute {
   readonly wire: MockWire
   /** The true window; null = the route reports no capacity (FAULT-40). */
   readonly contextWindow: number | null
+  /**
+   * A scripted capacity report (FAULT-41) served instead of `contextWindow` by the model endpoint: any number
+   * (0, negative, fractional, a wrong but valid window) or null (none). Absent = the true window.
+   */
+  readonly reportedContextWindow?: number | null
   /** Largest `max_tokens` the route accepts; null = unlimited. */
   readonly maxOutputTokens: number | null
   /** Route price of one image (§2.3); null = not reported. */
@@ -28,4 +33,9 @@ export interface MockRoute {
   readonly usage: UsageMode
   /** What the route answers to compaction requests. */
   readonly summarizer: SummarizerSpec
+}
+
+/** The capacity `route` reports (`GET /models/<id>`): its scripted `reportedContextWindow`, else its true window. */
+export function reportedWindow(route: MockRoute): number | null {
+  return route.reportedContextWindow === undefined ? route.contextWindow : route.reportedContextWindow
 }

@@ -48,6 +48,14 @@ export function evaluateMatcherExpectations(inputs: MatcherInputs): ExpectationR
     const actual = w.absent
       ? hits.length === 0 ? inputs.warnings.length === 0 ? 'no warnings' : `none of ${plural(inputs.warnings.length, 'warning')} matches` : listed(hits.map(shown))
       : hits.length > 0 ? shown(hits[0] ?? 0) : inputs.warnings.length === 0 ? 'no warnings' : `none of ${plural(inputs.warnings.length, 'warning')} matches: ${listed(inputs.warnings.map((_, k) => shown(k)))}`
+    if (w.count !== null) {
+      const counted = `${plural(hits.length, 'matching warning')}${hits.length === 0 ? '' : `: ${listed(hits.map(shown))}`}`
+      results.push({
+        name: `warnings[${i}]`, passed: inRange(hits.length, w.count),
+        expected: `${rangeText(w.count)} warnings that ${describeMatcher(w.matcher)}`, actual: counted,
+      })
+      return
+    }
     results.push({ name: `warnings[${i}]`, passed: w.absent ? hits.length === 0 : hits.length > 0, expected, actual })
   })
   if (expect.rejections !== null) results.push(...rejectionResults(expect.rejections, inputs.wire))

@@ -18,6 +18,7 @@ import { performance } from 'node:perf_hooks'
 import { interceptRoutes, type InterceptRoute } from '../provider/mount-intercept.ts'
 import {
   EventLog, LogError, MeterReplayError, Seq, assertNever, type CapturedRequest, type LogEvent, type RunManifest,
+  type BasicCompactionConfig, type FaultSpec, type JsonValue,
 } from '@compaction-sim/core'
 import { checkLog, type CheckReport } from '../checker/run.ts'
 import { CheckInputError } from '../checker/run-inputs.ts'
@@ -563,9 +564,12 @@ async function runResolved(
   let requests = renumber([...childRequests, ...sessions.flatMap((s, i) => joins[i]?.annotate(s.requests) ?? s.requests)])
   const manifest: RunManifest = {
     scenario: shown,
-    compaction: structuredClone(scenario.policyConfig) as RunManifest['compaction'],
+    // FAULT-43: the engine refused the configuration, so none is installed — the checker judges a run without one.
+    compaction: (scenario.configError === null ? structuredClone(scenario.policyConfig) : { auto: false }) as RunManifest['compaction'],
     routes: worldRoutes(scenario),
-    faults: scenario.faults.map(faultSpecOf),
+    faults: scenario.faults.map((f) => (f.kind === 'FAULT-43' && scenario.configError !== null
+      ? withRefusedConfig(faultSpecOf(f), scenario.policyConfig, scenario.configError)
+      : faultSpecOf(f))),
   }
   if (scenario.prunerConfig !== null) manifest.pruner = structuredClone(scenario.prunerConfig) as NonNullable<RunManifest['pruner']>
   if (crashes.length > 0) manifest.crashes = crashes.map((c) => ({ afterSeq: Seq(c.afterSeq) }))
@@ -747,4 +751,9 @@ function durableExpectation(acked: ReadonlyArray<{ seq: number; type: string }>,
     expected: `all ${acked.length} event(s) acknowledged durable before the crash are in the log`,
     actual: missing.length === 0 ? 'all present' : `missing: ${missing.slice(0, 5).map((m) => `seq ${m.seq} ${m.type}`).join(', ')}`,
   }
+}
+
+/** A FAULT-43 manifest entry with the configuration the engine refused and the §3.2 error (the manifest keeps only a valid `compaction`). */
+function withRefusedConfig(spec: FaultSpec, config: Readonly<BasicCompactionConfig>, error: string): FaultSpec {
+  return { ...spec, params: { ...spec.params, config: structuredClone(config) as JsonValue, error } }
 }

@@ -5,20 +5,21 @@
  * `TIMEOUT`, a caller abort for FAULT-10/22 (the turn's signal, or a manual `compactNow`'s), a route switch for FAULT-44). The crash harness builds the same
  * world in its child process: `createWorld(...)`, mount `world.provider` (msw), and pass `world.hooks` to
  * `runReferenceSession`. Subject hooks carry what is not on the wire: direct API use without request headers
- * (FAULT-09) and storage faults on the engine's bracket appends (FAULT-60…63; a FAULT-60/61 orphan is the live
- * lock FAULT-11 needs). A fault no scenario can express is refused with a `ScenarioError`.
+ * (FAULT-09), storage faults on the engine's bracket appends (FAULT-60…63; a FAULT-60/61 orphan is the live
+ * lock FAULT-11 needs) and on its manual flush (FAULT-64/65). A fault no scenario can express is refused with a
+ * `ScenarioError`.
  */
 import type { CapturedRequest, EventDraft, GenerateOptions, JsonValue, RunManifest, StreamMiddleware } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { deterministicSummary } from '../provider/deterministic-summary.ts'
 import { FaultInjectingPlan, SELECTOR_KEYS, type FaultCounters, type TargetedFaultSpec } from '../provider/faults.ts'
 import { MockProvider } from '../provider/mock-provider.ts'
-import type { MockRoute } from '../provider/route.ts'
+import { reportedWindow, type MockRoute } from '../provider/route.ts'
 import type { ParsedRequest, PlannedOutcome, PlannedReply, ReplyPlan } from '../provider/types.ts'
 import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
 import type { ResolvedFault, ResolvedScenario } from '../scenario/resolve.ts'
 import type { FaultKind } from '../scenario/types.ts'
-import type { SessionView, SubjectHooks, TurnControl } from '../subjects/types.ts'
+import type { FlushPoint, SessionView, SubjectHooks, TurnControl } from '../subjects/types.ts'
 import { plural } from '../plural.ts'
 import { SummaryService } from './summaries.ts'
 
@@ -112,7 +113,7 @@ type Realisation =
   | { kind: 'setup' } // shaped by the scenario's transcript / policy / pruner; nothing to inject
   | { kind: 'no-capacity' } // FAULT-40: the route reports no window
   | { kind: 'route-switch' } // FAULT-44
-  | { kind: 'hook' } // FAULT-17, 31, 32, 60…63: a subject hook (middleware, unroutable summarizer, append faults)
+  | { kind: 'hook' } // FAULT-17, 31, 32, 60…65: a subject hook (middleware, unroutable summarizer, append and flush faults)
   | { kind: 'crash' } // §13.4: the crash harness
   | { kind: 'concurrent' } // §13.6, §13.7: the scenario's `concurrent:` items, run in-process by the subject
   | { kind: 'refused'; reason: string }
@@ -124,7 +125,8 @@ const REPLY_VARIANTS: Partial<Record<FaultKind, string>> = {
 
 /**
  * Append faults (§13.5) on the engine's bracket appends, by the draft they refuse. FAULT-66 (pruning with no
- * open turn) is not an append fault of a running session and stays refused.
+ * open turn) refuses nothing here: its `manual: prune` action makes the attempt and the pruner's own
+ * pre-validation refuses it (setup-only).
  */
 const APPEND_FAULTS: Partial<Record<FaultKind, (draft: EventDraft) => boolean>> = {
   'FAULT-60': (d) => d.type === 'compaction/end' && !('error' in d.data),
@@ -133,26 +135,34 @@ const APPEND_FAULTS: Partial<Record<FaultKind, (draft: EventDraft) => boolean>> 
   'FAULT-63': (d) => d.type === 'user/message',
 }
 
+/** Flush faults (§13.5, §7.11) on the manual durability checkpoint, by the bracket it follows. */
+const FLUSH_FAULTS: Partial<Record<FaultKind, (bracket: FlushPoint) => boolean>> = {
+  'FAULT-64': (b) => !b.failed,
+  'FAULT-65': (b) => b.failed,
+}
+
 /**
  * FAULT-11 needs a live lock when its overflow arrives (§3.6 step 2). The reference core holds one only as
  * the live orphan of a bracket whose `compaction/end` append was refused, so the scenario declares that too.
  */
 const LIVE_LOCK_FAULTS: ReadonlySet<FaultKind> = new Set(['FAULT-60', 'FAULT-61'])
 
-/** Faults whose conditions the scenario's transcript and configuration create; the wire needs no injection. */
-const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-42', 'FAULT-45', 'FAULT-46'])
+/**
+ * Faults whose conditions the scenario's transcript, configuration or manual actions create (FAULT-41: the
+ * routes' scripted capacity reports, served by the mock; FAULT-43: the invalid `policy` block the subject's engine
+ * construction must refuse; FAULT-66: a `manual: prune` action); nothing to inject.
+ */
+const SETUP_ONLY: ReadonlySet<FaultKind> = new Set(['FAULT-33', 'FAULT-41', 'FAULT-42', 'FAULT-43', 'FAULT-45', 'FAULT-46', 'FAULT-66'])
 
-const REFUSED: Partial<Record<FaultKind, string>> = {
-  'FAULT-41': 'the mock reports only valid capacities; an invalid one is covered by core tests',
-  'FAULT-43': 'an invalid configuration is refused when the scenario loads (§3.2); write it as a load-error test',
-}
+const REFUSED: Partial<Record<FaultKind, string>> = {}
 
 /** The realisation of one resolved fault. */
 export function realise(fault: ResolvedFault): Realisation {
   const refused = REFUSED[fault.kind]
   if (refused !== undefined) return { kind: 'refused', reason: refused }
   if (SETUP_ONLY.has(fault.kind)) return { kind: 'setup' }
-  if (['FAULT-17', 'FAULT-31', 'FAULT-32'].includes(fault.kind) || APPEND_FAULTS[fault.kind] !== undefined) return { kind: 'hook' }
+  if (['FAULT-17', 'FAULT-31', 'FAULT-32'].includes(fault.kind) || APPEND_FAULTS[fault.kind] !== undefined
+    || FLUSH_FAULTS[fault.kind] !== undefined) return { kind: 'hook' }
   switch (fault.target) {
     case 'crash': return { kind: 'crash' }
     case 'config':
@@ -254,12 +264,16 @@ export type ManifestRoute = RunManifest['routes'][number]
  * The routes the mock serves (issue #15): every declared route, then the synthetic ones some faults need —
  * FAULT-44's `<model>-switched` copy of the conversation route (window `params.contextWindow`, unless
  * `params.switchTo` names a declared route) and FAULT-32's `<model>-rerouted` copy of the summary route.
- * Under FAULT-40 no route reports (or enforces) a window.
+ * Under FAULT-40 no route reports (or enforces) a window; FAULT-41's `params.contextWindow` is the capacity the
+ * conversation route reports (its `reportedContextWindow`).
  */
 export function worldMockRoutes(scenario: ResolvedScenario): MockRoute[] {
   const p = scenario.provider
   const noCapacity = scenario.faults.some((f) => f.kind === 'FAULT-40')
-  const routes: MockRoute[] = p.routes.map((r) => ({ ...r }))
+  const reports = scenario.faults.find((f) => f.kind === 'FAULT-41')?.params.contextWindow ?? null
+  const routes: MockRoute[] = p.routes.map((r) => (reports !== null && r.model === p.conversationRoute.model
+    ? { ...r, reportedContextWindow: reports }
+    : { ...r }))
   const sw = scenario.faults.find((f) => f.kind === 'FAULT-44')
   if (sw !== undefined && sw.params.switchTo === null) {
     const window = sw.params.contextWindow ?? p.conversationRoute.contextWindow
@@ -269,13 +283,20 @@ export function worldMockRoutes(scenario: ResolvedScenario): MockRoute[] {
   return noCapacity ? routes.map((r) => ({ ...r, contextWindow: null })) : routes
 }
 
-/** The routes of the run (§1.1 `RunManifest.routes`): those of `worldMockRoutes`, under the provider's name. */
+/**
+ * The routes of the run (§1.1 `RunManifest.routes`): those of `worldMockRoutes`, under the provider's name, each
+ * with the capacity it reports (`reportedWindow`) when that is one the runtime accepts (a positive integer; an
+ * invalid FAULT-41 report is `INVALID_MODEL_CONTEXT`, so the policy never sees a capacity for that route).
+ */
 export function worldRoutes(scenario: ResolvedScenario): ManifestRoute[] {
-  return worldMockRoutes(scenario).map((r) => ({
-    provider: scenario.provider.name, model: r.model,
-    ...(r.contextWindow === null ? {} : { contextWindow: r.contextWindow }),
-    ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
-  }))
+  return worldMockRoutes(scenario).map((r) => {
+    const window = reportedWindow(r)
+    return {
+      provider: scenario.provider.name, model: r.model,
+      ...(window === null || !Number.isSafeInteger(window) || window <= 0 ? {} : { contextWindow: window }),
+      ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
+    }
+  })
 }
 
 /** Counts of the hook-realised faults (middleware, append faults, route switch), by fault id. */
@@ -483,6 +504,7 @@ export function createWorld(options: WorldOptions): World {
       for (const fault of scenario.faults) if (realise(fault).kind === 'concurrent') hookCounter(fault.id).fired++
       changed()
     },
+    ...flushFaultHook(scenario, hookCounter, changed),
   }
   const counters = (): WorldCounters => ({ plan: faulted.counters(), ...structuredClone(counts) })
   const fired = (): Map<string, number> => {
@@ -541,6 +563,10 @@ function unfiredReason(fault: ResolvedFault, counts: WorldCounters, observed: bo
   if (APPEND_FAULTS[fault.kind] !== undefined) {
     return `the engine made ${plural(hook.seen, 'matching bracket append')}; occurrence ${w.occurrence} needs ${w.occurrence}`
   }
+  if (FLUSH_FAULTS[fault.kind] !== undefined) {
+    const which = fault.kind === 'FAULT-64' ? 'successful' : 'failed'
+    return `the engine flushed after ${plural(hook.seen, `${which} manual bracket`)}; occurrence ${w.occurrence} needs ${w.occurrence}`
+  }
   if (r.kind === 'hook') {
     const purpose = fault.kind === 'FAULT-32' ? 'compaction' : w.purpose ?? 'conversation'
     if (w.requestIndex !== null) return `the run made ${plural(counts.middleware.index + 1, 'dispatch', 'dispatches')}; dispatch #${w.requestIndex} was not a ${purpose} one`
@@ -588,6 +614,36 @@ function appendFaultHook(
         c.fired++
         changed()
         return `${entry.fault.kind} storage fault: ${draft.type} not persisted`
+      }
+      return null
+    },
+  }
+}
+
+/**
+ * The `rejectFlush` hook of the scenario's flush faults (none → no hook): FAULT-64 fails the `occurrence`-th flush
+ * after a committed manual bracket (and the `count - 1` after it), FAULT-65 the same after a failed one.
+ */
+function flushFaultHook(
+  scenario: ResolvedScenario, counter: (id: string) => HookCounter, changed: () => void,
+): Pick<SubjectHooks, 'rejectFlush'> {
+  const faults = scenario.faults.flatMap((f) => {
+    const matches = FLUSH_FAULTS[f.kind]
+    return matches === undefined ? [] : [{ fault: f, matches }]
+  })
+  if (faults.length === 0) return {}
+  return {
+    rejectFlush: (bracket) => {
+      for (const entry of faults) {
+        if (!entry.matches(bracket)) continue
+        const c = counter(entry.fault.id)
+        c.seen++
+        changed()
+        const { occurrence } = entry.fault.when
+        if (c.seen < occurrence || c.seen >= occurrence + entry.fault.params.count) continue
+        c.fired++
+        changed()
+        return `${entry.fault.kind} storage fault: the session durability checkpoint failed after a ${bracket.failed ? 'failed' : 'committed'} bracket`
       }
       return null
     },

@@ -40,6 +40,8 @@ export interface ResolvedSummarizedRegion {
 export interface ResolvedWarningPattern {
   readonly matcher: ResolvedStringMatcher
   readonly absent: boolean
+  /** How many warnings must match (`count`); null = at least one (or none, with `absent`). */
+  readonly count: MatcherCountRange | null
 }
 
 /** How many selected requests must pass a request test. */
@@ -151,7 +153,9 @@ export function resolveMatcherExpect(expect: ExpectConfig, dialect: Dialect, iss
   }
   const warnings = (expect.warnings ?? []).flatMap((w, i): ResolvedWarningPattern[] => {
     const matcher = matcherAt(w, `/expect/warnings/${i}`, issues)
-    return matcher === null ? [] : [{ matcher, absent: w.absent === true }]
+    const count = range(w.count, `/expect/warnings/${i}/count`, issues)
+    if (count !== null && w.absent === true) issues.push(semantic(`/expect/warnings/${i}`, 'sets both absent and count; choose one'))
+    return matcher === null ? [] : [{ matcher, absent: w.absent === true, count }]
   })
   return {
     perPreStep,

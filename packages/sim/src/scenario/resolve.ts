@@ -174,6 +174,7 @@ export interface ResolvedFault {
 export type ResolvedManualAction =
   | { readonly kind: 'compactNow'; readonly afterTurn: number; readonly sourceCommandId: string | null }
   | { readonly kind: 'compactRegion'; readonly turn: number; readonly beforeStep: number; readonly start: number; readonly end: number }
+  | { readonly kind: 'prune'; readonly afterTurn: number } // FAULT-66: the pruner with no turn open
 
 /**
  * One `concurrent:` item with its defaults (§13.6, §13.7). `at` is meaningful with `during: summary` only (`seed`:
@@ -251,7 +252,14 @@ export interface ResolvedScenario {
   readonly provider: ResolvedProvider
   /** `BasicCompactionConfig` as written (for the run manifest, §1.1). */
   readonly policyConfig: Readonly<BasicCompactionConfig>
+  /** The resolved policy; under FAULT-43 the `{ auto: false }` stand-in of "nothing installed" (see `configError`). */
   readonly policy: CompactionPolicySpec
+  /**
+   * FAULT-43 (§13.3): the core's §3.2 rejection of `policyConfig` (`invalid compaction config: <key> …`), which a
+   * declared FAULT-43 turns from a load error into the fault: the subject's engine construction must fail and
+   * nothing is installed. Null otherwise.
+   */
+  readonly configError: string | null
   /** `ToolResultPruneConfig` as written (`{}` for `true`), null when the pruner is not loaded. */
   readonly prunerConfig: Readonly<ToolResultPruneConfig> | null
   readonly pruner: PruneSpec | null
@@ -287,7 +295,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     summaryRoute: routed.summaryRoute,
   }
   const policyConfig = routed.policyConfig
-  const policy = resolvePolicy(policyConfig, issues)
+  const { policy, configError } = resolveScenarioPolicy(policyConfig, doc.faults ?? [], issues)
   const { prunerConfig, pruner } = resolvePruner(doc.pruner ?? false, issues)
   const transcript = resolveTranscript(doc, dialect, source, issues)
   if (transcript?.kind === 'inline') checkImageLimits(doc.provider, provider.routes, transcript.transcript, issues)
@@ -297,8 +305,10 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   checkUniqueFaultIds(faults, issues)
   checkScriptCoverage(provider.summarizer, faults, summarizerPath(doc.provider, provider.summaryRoute.model), issues)
   checkRouteSwitches(faults, provider.routes, issues)
+  checkReportedCapacity(faults, provider.routes, doc.provider.routes === undefined, issues)
   checkFaultTargeting(doc.faults ?? [], requestModels(doc), turnSteps, turnCount, issues)
-  const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
+  const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, pruner !== null, issues))
+  checkPruneFault(faults, manual, issues)
   const concurrent = (doc.concurrent ?? []).map((item, i) => resolveConcurrent(item, i, turnCount, turnSteps, issues))
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {
@@ -315,6 +325,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     provider,
     policyConfig,
     policy,
+    configError,
     prunerConfig,
     pruner,
     transcript,
@@ -383,6 +394,26 @@ function resolveSubject(name: SubjectName): SubjectSpec {
     case 'dsh': return { kind: 'dsh' }
     default: return assertNever(name, 'subject')
   }
+}
+
+/**
+ * The policy, or with a declared FAULT-43 the expected §3.2 rejection: the invalid configuration is the fault, so its
+ * error is kept (`configError`) instead of refusing the scenario, and the policy is the `{ auto: false }` stand-in
+ * (no engine, no listeners: nothing is installed). A FAULT-43 over a valid policy is a SEMANTIC issue.
+ */
+function resolveScenarioPolicy(
+  config: BasicCompactionConfig, faults: readonly FaultConfig[], issues: ScenarioIssue[],
+): { policy: CompactionPolicySpec | null; configError: string | null } {
+  const i = faults.findIndex((f) => f.kind === 'FAULT-43')
+  if (i < 0) return { policy: resolvePolicy(config, issues), configError: null }
+  try {
+    resolveCompactionConfig(config)
+  } catch (error) {
+    if (!(error instanceof CompactionConfigError)) throw error
+    return { policy: resolveCompactionConfig({ auto: false }), configError: error.message }
+  }
+  issues.push(semantic(`/faults/${i}/kind`, 'FAULT-43 needs a policy that §3.2 rejects (e.g. thresholdRatio 1.5, or retainRatio not below thresholdRatio): this policy block is valid'))
+  return { policy: null, configError: null }
 }
 
 function resolvePolicy(config: BasicCompactionConfig, issues: ScenarioIssue[]): CompactionPolicySpec | null {
@@ -869,7 +900,8 @@ function checkUniqueFaultIds(faults: readonly ResolvedFault[], issues: ScenarioI
 // Manual actions and expectations
 
 function resolveManual(
-  action: ManualAction, index: number, turnCount: number | null, turnSteps: readonly number[] | null, issues: ScenarioIssue[],
+  action: ManualAction, index: number, turnCount: number | null, turnSteps: readonly number[] | null, hasPruner: boolean,
+  issues: ScenarioIssue[],
 ): ResolvedManualAction {
   const path = `/manual/${index}`
   switch (action.action) {
@@ -888,6 +920,12 @@ function resolveManual(
       }
       return { kind: 'compactRegion', turn: action.turn, beforeStep, start: action.start, end: action.end }
     }
+    case 'prune':
+      if (turnCount !== null && action.afterTurn > turnCount) {
+        issues.push(semantic(`${path}/afterTurn`, `is after the last turn (the transcript has ${turnCount})`))
+      }
+      if (!hasPruner) issues.push(semantic(`${path}/action`, 'calls the pruner, but the scenario loads none (set `pruner`)'))
+      return { kind: 'prune', afterTurn: action.afterTurn }
     default: return assertNever(action, 'manual action')
   }
 }
@@ -1054,7 +1092,7 @@ function resolveProviderCache(config: ProviderConfig['cache'], issues: ScenarioI
 // Provider routes (issue #15)
 
 /** The route keys the single-route shorthand accepts beside `model` (with `routes` they belong in each route). */
-const SHORTHAND_ROUTE_KEYS = ['contextWindow', 'imageTokens', 'maxOutputTokens', 'tokenizer', 'limits', 'usage', 'summarizer'] as const
+const SHORTHAND_ROUTE_KEYS = ['contextWindow', 'reportedContextWindow', 'imageTokens', 'maxOutputTokens', 'tokenizer', 'limits', 'usage', 'summarizer'] as const
 
 /** The resolved routes, the conversation and summary routes, and the policy config with the summary route set. */
 interface ResolvedRoutes {
@@ -1144,10 +1182,12 @@ function resolveRoute(
     const reason = `sets window: prompt-plus-max-tokens, but the route ${JSON.stringify(route.model)} has no contextWindow to count against`
     issues.push(semantic(where, reason))
   }
+  const reported = route.reportedContextWindow
   return {
     model: route.model,
     wire,
     contextWindow,
+    ...(reported === undefined ? {} : { reportedContextWindow: reported === 'none' ? null : reported }),
     maxOutputTokens: route.maxOutputTokens ?? null,
     imageTokens: route.imageTokens ?? null,
     tokenizer: route.tokenizer ?? 'heuristic',
@@ -1209,6 +1249,40 @@ function checkImageLimits(config: ProviderConfig, routes: readonly MockRoute[], 
       }
     }
   })
+}
+
+/**
+ * A scripted capacity report (a route's `reportedContextWindow`, or FAULT-41's `params.contextWindow` for the
+ * conversation route) makes the reported capacity differ from the world's by design: it needs a declared FAULT-41
+ * (the checker's WORLD-02 then stands aside), and a FAULT-41 needs one to script.
+ */
+function checkReportedCapacity(
+  faults: readonly ResolvedFault[], routes: readonly MockRoute[], shorthand: boolean, issues: ScenarioIssue[],
+): void {
+  const i = faults.findIndex((f) => f.kind === 'FAULT-41')
+  const scripted = routes.findIndex((r) => r.reportedContextWindow !== undefined)
+  if (i < 0) {
+    if (scripted >= 0) {
+      const path = shorthand ? '/provider/reportedContextWindow' : `/provider/routes/${scripted}/reportedContextWindow`
+      issues.push(semantic(path, 'scripts the capacity the route reports: declare a FAULT-41 fault (§13.3) for it'))
+    }
+    return
+  }
+  const fault = faults[i]
+  if (fault?.params.contextWindow === null && scripted < 0) {
+    issues.push(semantic(`/faults/${i}/params/contextWindow`, 'FAULT-41 needs a capacity to report: set params.contextWindow or a route\'s reportedContextWindow'))
+  }
+  if (fault?.params.contextWindow !== null && scripted >= 0) {
+    issues.push(semantic(`/faults/${i}/params/contextWindow`, 'cannot be combined with a route\'s reportedContextWindow (give one or the other)'))
+  }
+}
+
+/** FAULT-66 (pruning with no open turn) needs a `manual: prune` action to attempt it. */
+function checkPruneFault(faults: readonly ResolvedFault[], manual: readonly ResolvedManualAction[], issues: ScenarioIssue[]): void {
+  const i = faults.findIndex((f) => f.kind === 'FAULT-66')
+  if (i >= 0 && !manual.some((a) => a.kind === 'prune')) {
+    issues.push(semantic(`/faults/${i}/kind`, 'FAULT-66 needs a `manual: [{action: prune, afterTurn: n}]` action that calls the pruner with no turn open'))
+  }
 }
 
 /** FAULT-44 `switchTo` names a declared route other than the conversation route, and is exclusive with `contextWindow`. */

@@ -27,6 +27,7 @@ export interface ProviderConfig {
   name?: string
   model?: string
   contextWindow?: number
+  reportedContextWindow?: ReportedContextWindowConfig
   imageTokens?: number
   maxOutputTokens?: number
   tokenizer?: TokenizerName
@@ -40,6 +41,9 @@ export interface ProviderConfig {
   summary?: string
   cache?: ProviderCacheConfig
 }
+
+/** `#/definitions/ReportedContextWindow`: the capacity a route reports (FAULT-41): any number, or `none`. */
+export type ReportedContextWindowConfig = number | 'none'
 
 /** `#/definitions/Summarizer/then`: a one-word summarizer (issue #15). */
 export type SummarizerPresetName = 'builtin' | 'reasoning-only' | 'tool-call'
@@ -76,6 +80,7 @@ export interface RouteConfig {
   model: string
   wire?: WireDialect
   contextWindow?: number
+  reportedContextWindow?: ReportedContextWindowConfig
   maxOutputTokens?: number
   imageTokens?: number
   tokenizer?: TokenizerName
@@ -330,8 +335,14 @@ export interface CompactRegionAction {
   end: number
 }
 
+/** `#/definitions/PruneAction`: the pruner called between turns, with no turn open (FAULT-66). */
+export interface PruneAction {
+  action: 'prune'
+  afterTurn: number
+}
+
 /** `#/definitions/ManualAction`. */
-export type ManualAction = CompactNowAction | CompactRegionAction
+export type ManualAction = CompactNowAction | CompactRegionAction | PruneAction
 
 /** `#/definitions/ConcurrentAction/properties/during`: what is in flight when the action runs. */
 export type ConcurrentDuring = 'summary' | 'flush' | 'pre-step' | 'idle'
@@ -445,8 +456,8 @@ export interface SummarizedRegionExpectation {
   last?: NodePattern
 }
 
-/** `#/definitions/WarningPattern`: a string test of a warning; `absent: true` = no warning matches. */
-export type WarningPattern = StringMatcher & { absent?: true }
+/** `#/definitions/WarningPattern`: a string test of a warning; `absent: true` = no warning matches; `count` = how many match. */
+export type WarningPattern = StringMatcher & { absent?: true; count?: CountBound }
 
 /** The kinds of `#/definitions/Rejections`, in schema order (`total` counts every rejection). */
 export const REJECTION_COUNT_NAMES = ['window', 'pairing', 'images', 'maxOutput', 'fault', 'unclassified', 'total'] as const

@@ -4,26 +4,27 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"concurrent":{"description":"What happens while something else is in flight (§11, §13.6, §13.7): each item runs one action (`do`) at a named point of a summary call, a manual flush, a pre-step check or an idle gap. Points not named (`at: seed`) are ordered by a scheduler drawn from the scenario's seed (the same seed gives the same interleaving). Each action's outcome is recorded as a warning `concurrent[<i>] <do> …: <outcome>`. Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ConcurrentAction"}},"sessions":{"description":"Several sessions in one run (issue #16): each gets its own log, manifest and capture; all share the provider world (routes, capacities, the one in-process mock) and the process, and the checker judges each log. A session inherits the scenario's `transcript`, `faults`, `manual` and `expect` unless it gives its own. Sessions run interleaved by virtual time (ties broken by the seed), one at a time between provider requests. Default: one session.","type":"array","minItems":2,"maxItems":16,"items":{"$ref":"#/definitions/Session"}},"restart":{"description":"Clean stops and restores in the same process (§11.4, §11.5): the session stops at each point through the subject's API (its store closed, nothing torn), then a new lifecycle restores the log and continues. Default: none.","type":"array","minItems":1,"maxItems":16,"items":{"$ref":"#/definitions/Restart"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"Session":{"description":"One session of a several-session scenario; keys it omits come from the scenario.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Session name, unique in the scenario; names its artifacts (`<slug>.<name>.jsonl`, …).","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","x-expected":"lower-case letters, digits and '-', at most 32"},"transcript":{"description":"This session's transcript. Default: the scenario's.","$ref":"#/definitions/Transcript"},"faults":{"description":"This session's faults (counted on its own; crash faults are refused). Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"This session's manual actions. Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"This session's expectations. Default: the scenario's.","$ref":"#/definitions/Expect"}}},"Restart":{"description":"One clean stop point: `afterTurn` (after that turn ended and its manual actions ran) or `inBracket` (right after the n-th `compaction/start` of the log is durable; the bracket is left open).","type":"object","additionalProperties":false,"properties":{"afterTurn":{"description":"Stop after this 1-based turn (and its manual actions).","type":"integer","minimum":1},"inBracket":{"description":"Stop right after the n-th (1-based, counted over the whole log) `compaction/start` is durable.","type":"integer","minimum":1}},"oneOf":[{"required":["afterTurn"]},{"required":["inBracket"]}]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn, on the new and empty session: nothing to compact, so compactNow returns null and a warning says so). After a crash restore, the calls due after the crash turn run before the next turn, except one whose bracket the crashed process had begun.","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"ConcurrentAction":{"description":"One action run while something else is in flight (§13.6, §13.7).","type":"object","additionalProperties":false,"required":["during","do"],"properties":{"during":{"description":"What is in flight: `summary` (the `occurrence`-th summary call of the run), `flush` (the `occurrence`-th manual flush, §7.11), `pre-step` (before the pre-step check of `turn`/`step`, §3.9) or `idle` (between turns, after `afterTurn` turns).","type":"string","enum":["summary","flush","pre-step","idle"]},"occurrence":{"description":"With `during: summary` or `flush`: which one, 1-based, counted over the run. Default 1.","type":"integer","minimum":1},"at":{"description":"With `during: summary`: the point of the call — `before-first-chunk`, `after-chunk` (after chunk `chunk`), `after-resolve` (the summarizer resolved, before revalidation, FAULT-79) or `seed` (the seed's scheduler picks one of these). Default `seed`.","type":"string","enum":["before-first-chunk","after-chunk","after-resolve","seed"]},"chunk":{"description":"With `at: after-chunk`: the 1-based stream chunk after which the action runs.","type":"integer","minimum":1},"turn":{"description":"With `during: pre-step`: the 1-based transcript turn.","type":"integer","minimum":1},"step":{"description":"With `during: pre-step`: the 1-based step of that turn. Default 1.","type":"integer","minimum":1},"afterTurn":{"description":"With `during: idle`: the number of completed turns (0 = before the first).","type":"integer","minimum":0},"do":{"description":"The action: `compact-now` (§3.7), `compact-region` (§3.8, positions `start`/`end`), `pressure-check` (a second `compactIfNeeded('pressure')`), `replace-node` (a foreign replacement of the selected `node`), `price-change` (a foreign `request/context` with another image price), `append-surface` (a foreign `user/message` append), `append-log-only` (a foreign ignorable log-only event), `user-prompt` (the next transcript turn is prompted now and queued), `abort-caller` (aborts the in-flight manual compaction's signal), `cancel-agent` (the agent cancels its maintenance reservation), `abort-turn` (aborts the open turn's signal).","type":"string","enum":["compact-now","compact-region","pressure-check","replace-node","price-change","append-surface","append-log-only","user-prompt","abort-caller","cancel-agent","abort-turn"]},"node":{"description":"With `do: replace-node`: which node of the in-flight bracket's selected span (`first`, `middle`, `last`). Default `first`.","type":"string","enum":["first","middle","last"]},"signal":{"description":"With `do: compact-now`: `aborted` passes an already-aborted signal (FAULT-80). Default `live`.","type":"string","enum":["live","aborted"]},"imageTokens":{"description":"With `do: price-change`: the new per-image price. Default the route's price + 100.","type":"integer","minimum":1},"start":{"description":"With `do: compact-region`: surface position of the span's first node (0-based; negative from the end).","type":"integer"},"end":{"description":"With `do: compact-region`: surface position of the span's last node (inclusive).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"concurrent":{"description":"What happens while something else is in flight (§11, §13.6, §13.7): each item runs one action (`do`) at a named point of a summary call, a manual flush, a pre-step check or an idle gap. Points not named (`at: seed`) are ordered by a scheduler drawn from the scenario's seed (the same seed gives the same interleaving). Each action's outcome is recorded as a warning `concurrent[<i>] <do> …: <outcome>`. Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ConcurrentAction"}},"sessions":{"description":"Several sessions in one run (issue #16): each gets its own log, manifest and capture; all share the provider world (routes, capacities, the one in-process mock) and the process, and the checker judges each log. A session inherits the scenario's `transcript`, `faults`, `manual` and `expect` unless it gives its own. Sessions run interleaved by virtual time (ties broken by the seed), one at a time between provider requests. Default: one session.","type":"array","minItems":2,"maxItems":16,"items":{"$ref":"#/definitions/Session"}},"restart":{"description":"Clean stops and restores in the same process (§11.4, §11.5): the session stops at each point through the subject's API (its store closed, nothing torn), then a new lifecycle restores the log and continues. Default: none.","type":"array","minItems":1,"maxItems":16,"items":{"$ref":"#/definitions/Restart"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"reportedContextWindow":{"description":"Shorthand route: the capacity the route reports instead of its true window.","$ref":"#/definitions/ReportedContextWindow"},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"reportedContextWindow":{"description":"The capacity the route reports (FAULT-41) instead of its true `contextWindow`, which it still enforces.","$ref":"#/definitions/ReportedContextWindow"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"ReportedContextWindow":{"description":"A scripted capacity report (FAULT-41): any number — 0, negative, fractional, or a valid but wrong window — served as `context_window` by `GET /models/<id>` (and in the Anthropic subject's static table), or `none` (the model answers without a window). Needs a declared FAULT-41 fault. Absent = the true `contextWindow`.","x-expected":"a number or \"none\"","oneOf":[{"type":"number"},{"const":"none"}]},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"FAULT-41: the capacity the conversation route reports (shorthand for its `reportedContextWindow`: 0, negative, fractional, or a wrong but valid window). FAULT-44: the window of the `<model>-switched` route.","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"Session":{"description":"One session of a several-session scenario; keys it omits come from the scenario.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Session name, unique in the scenario; names its artifacts (`<slug>.<name>.jsonl`, …).","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","x-expected":"lower-case letters, digits and '-', at most 32"},"transcript":{"description":"This session's transcript. Default: the scenario's.","$ref":"#/definitions/Transcript"},"faults":{"description":"This session's faults (counted on its own; crash faults are refused). Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"This session's manual actions. Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"This session's expectations. Default: the scenario's.","$ref":"#/definitions/Expect"}}},"Restart":{"description":"One clean stop point: `afterTurn` (after that turn ended and its manual actions ran) or `inBracket` (right after the n-th `compaction/start` of the log is durable; the bracket is left open).","type":"object","additionalProperties":false,"properties":{"afterTurn":{"description":"Stop after this 1-based turn (and its manual actions).","type":"integer","minimum":1},"inBracket":{"description":"Stop right after the n-th (1-based, counted over the whole log) `compaction/start` is durable.","type":"integer","minimum":1}},"oneOf":[{"required":["afterTurn"]},{"required":["inBracket"]}]},"ManualAction":{"description":"One explicit call: `compactNow` between turns (§3.7), `compactRegion` inside a turn (§3.8), or `prune` — the tool-result pruner invoked between turns, with no turn open (FAULT-66, §5.4 rule 4).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion","prune"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"},{"$ref":"#/definitions/PruneAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn, on the new and empty session: nothing to compact, so compactNow returns null and a warning says so). After a crash restore, the calls due after the crash turn run before the next turn, except one whose bracket the crashed process had begun.","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"PruneAction":{"description":"The pruner's `pruneSession` called on the idle session after a number of completed turns, with no turn open (FAULT-66): its pre-validation must refuse before writing anything (§5.4 rule 4). Needs `pruner`.","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`prune`.","const":"prune"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"ConcurrentAction":{"description":"One action run while something else is in flight (§13.6, §13.7).","type":"object","additionalProperties":false,"required":["during","do"],"properties":{"during":{"description":"What is in flight: `summary` (the `occurrence`-th summary call of the run), `flush` (the `occurrence`-th manual flush, §7.11), `pre-step` (before the pre-step check of `turn`/`step`, §3.9) or `idle` (between turns, after `afterTurn` turns).","type":"string","enum":["summary","flush","pre-step","idle"]},"occurrence":{"description":"With `during: summary` or `flush`: which one, 1-based, counted over the run. Default 1.","type":"integer","minimum":1},"at":{"description":"With `during: summary`: the point of the call — `before-first-chunk`, `after-chunk` (after chunk `chunk`), `after-resolve` (the summarizer resolved, before revalidation, FAULT-79) or `seed` (the seed's scheduler picks one of these). Default `seed`.","type":"string","enum":["before-first-chunk","after-chunk","after-resolve","seed"]},"chunk":{"description":"With `at: after-chunk`: the 1-based stream chunk after which the action runs.","type":"integer","minimum":1},"turn":{"description":"With `during: pre-step`: the 1-based transcript turn.","type":"integer","minimum":1},"step":{"description":"With `during: pre-step`: the 1-based step of that turn. Default 1.","type":"integer","minimum":1},"afterTurn":{"description":"With `during: idle`: the number of completed turns (0 = before the first).","type":"integer","minimum":0},"do":{"description":"The action: `compact-now` (§3.7), `compact-region` (§3.8, positions `start`/`end`), `pressure-check` (a second `compactIfNeeded('pressure')`), `replace-node` (a foreign replacement of the selected `node`), `price-change` (a foreign `request/context` with another image price), `append-surface` (a foreign `user/message` append), `append-log-only` (a foreign ignorable log-only event), `user-prompt` (the next transcript turn is prompted now and queued), `abort-caller` (aborts the in-flight manual compaction's signal), `cancel-agent` (the agent cancels its maintenance reservation), `abort-turn` (aborts the open turn's signal).","type":"string","enum":["compact-now","compact-region","pressure-check","replace-node","price-change","append-surface","append-log-only","user-prompt","abort-caller","cancel-agent","abort-turn"]},"node":{"description":"With `do: replace-node`: which node of the in-flight bracket's selected span (`first`, `middle`, `last`). Default `first`.","type":"string","enum":["first","middle","last"]},"signal":{"description":"With `do: compact-now`: `aborted` passes an already-aborted signal (FAULT-80). Default `live`.","type":"string","enum":["live","aborted"]},"imageTokens":{"description":"With `do: price-change`: the new per-image price. Default the route's price + 100.","type":"integer","minimum":1},"start":{"description":"With `do: compact-region`: surface position of the span's first node (0-based; negative from the end).","type":"integer"},"end":{"description":"With `do: compact-region`: surface position of the span's last node (inclusive).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
 const schema12 = {"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]};
 const schema13 = {"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]};
-const schema32 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
-const schema66 = {"description":"One action run while something else is in flight (§13.6, §13.7).","type":"object","additionalProperties":false,"required":["during","do"],"properties":{"during":{"description":"What is in flight: `summary` (the `occurrence`-th summary call of the run), `flush` (the `occurrence`-th manual flush, §7.11), `pre-step` (before the pre-step check of `turn`/`step`, §3.9) or `idle` (between turns, after `afterTurn` turns).","type":"string","enum":["summary","flush","pre-step","idle"]},"occurrence":{"description":"With `during: summary` or `flush`: which one, 1-based, counted over the run. Default 1.","type":"integer","minimum":1},"at":{"description":"With `during: summary`: the point of the call — `before-first-chunk`, `after-chunk` (after chunk `chunk`), `after-resolve` (the summarizer resolved, before revalidation, FAULT-79) or `seed` (the seed's scheduler picks one of these). Default `seed`.","type":"string","enum":["before-first-chunk","after-chunk","after-resolve","seed"]},"chunk":{"description":"With `at: after-chunk`: the 1-based stream chunk after which the action runs.","type":"integer","minimum":1},"turn":{"description":"With `during: pre-step`: the 1-based transcript turn.","type":"integer","minimum":1},"step":{"description":"With `during: pre-step`: the 1-based step of that turn. Default 1.","type":"integer","minimum":1},"afterTurn":{"description":"With `during: idle`: the number of completed turns (0 = before the first).","type":"integer","minimum":0},"do":{"description":"The action: `compact-now` (§3.7), `compact-region` (§3.8, positions `start`/`end`), `pressure-check` (a second `compactIfNeeded('pressure')`), `replace-node` (a foreign replacement of the selected `node`), `price-change` (a foreign `request/context` with another image price), `append-surface` (a foreign `user/message` append), `append-log-only` (a foreign ignorable log-only event), `user-prompt` (the next transcript turn is prompted now and queued), `abort-caller` (aborts the in-flight manual compaction's signal), `cancel-agent` (the agent cancels its maintenance reservation), `abort-turn` (aborts the open turn's signal).","type":"string","enum":["compact-now","compact-region","pressure-check","replace-node","price-change","append-surface","append-log-only","user-prompt","abort-caller","cancel-agent","abort-turn"]},"node":{"description":"With `do: replace-node`: which node of the in-flight bracket's selected span (`first`, `middle`, `last`). Default `first`.","type":"string","enum":["first","middle","last"]},"signal":{"description":"With `do: compact-now`: `aborted` passes an already-aborted signal (FAULT-80). Default `live`.","type":"string","enum":["live","aborted"]},"imageTokens":{"description":"With `do: price-change`: the new per-image price. Default the route's price + 100.","type":"integer","minimum":1},"start":{"description":"With `do: compact-region`: surface position of the span's first node (0-based; negative from the end).","type":"integer"},"end":{"description":"With `do: compact-region`: surface position of the span's last node (inclusive).","type":"integer"}}};
-const schema109 = {"description":"One clean stop point: `afterTurn` (after that turn ended and its manual actions ran) or `inBracket` (right after the n-th `compaction/start` of the log is durable; the bracket is left open).","type":"object","additionalProperties":false,"properties":{"afterTurn":{"description":"Stop after this 1-based turn (and its manual actions).","type":"integer","minimum":1},"inBracket":{"description":"Stop right after the n-th (1-based, counted over the whole log) `compaction/start` is durable.","type":"integer","minimum":1}},"oneOf":[{"required":["afterTurn"]},{"required":["inBracket"]}]};
+const schema34 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
+const schema69 = {"description":"One action run while something else is in flight (§13.6, §13.7).","type":"object","additionalProperties":false,"required":["during","do"],"properties":{"during":{"description":"What is in flight: `summary` (the `occurrence`-th summary call of the run), `flush` (the `occurrence`-th manual flush, §7.11), `pre-step` (before the pre-step check of `turn`/`step`, §3.9) or `idle` (between turns, after `afterTurn` turns).","type":"string","enum":["summary","flush","pre-step","idle"]},"occurrence":{"description":"With `during: summary` or `flush`: which one, 1-based, counted over the run. Default 1.","type":"integer","minimum":1},"at":{"description":"With `during: summary`: the point of the call — `before-first-chunk`, `after-chunk` (after chunk `chunk`), `after-resolve` (the summarizer resolved, before revalidation, FAULT-79) or `seed` (the seed's scheduler picks one of these). Default `seed`.","type":"string","enum":["before-first-chunk","after-chunk","after-resolve","seed"]},"chunk":{"description":"With `at: after-chunk`: the 1-based stream chunk after which the action runs.","type":"integer","minimum":1},"turn":{"description":"With `during: pre-step`: the 1-based transcript turn.","type":"integer","minimum":1},"step":{"description":"With `during: pre-step`: the 1-based step of that turn. Default 1.","type":"integer","minimum":1},"afterTurn":{"description":"With `during: idle`: the number of completed turns (0 = before the first).","type":"integer","minimum":0},"do":{"description":"The action: `compact-now` (§3.7), `compact-region` (§3.8, positions `start`/`end`), `pressure-check` (a second `compactIfNeeded('pressure')`), `replace-node` (a foreign replacement of the selected `node`), `price-change` (a foreign `request/context` with another image price), `append-surface` (a foreign `user/message` append), `append-log-only` (a foreign ignorable log-only event), `user-prompt` (the next transcript turn is prompted now and queued), `abort-caller` (aborts the in-flight manual compaction's signal), `cancel-agent` (the agent cancels its maintenance reservation), `abort-turn` (aborts the open turn's signal).","type":"string","enum":["compact-now","compact-region","pressure-check","replace-node","price-change","append-surface","append-log-only","user-prompt","abort-caller","cancel-agent","abort-turn"]},"node":{"description":"With `do: replace-node`: which node of the in-flight bracket's selected span (`first`, `middle`, `last`). Default `first`.","type":"string","enum":["first","middle","last"]},"signal":{"description":"With `do: compact-now`: `aborted` passes an already-aborted signal (FAULT-80). Default `live`.","type":"string","enum":["live","aborted"]},"imageTokens":{"description":"With `do: price-change`: the new per-image price. Default the route's price + 100.","type":"integer","minimum":1},"start":{"description":"With `do: compact-region`: surface position of the span's first node (0-based; negative from the end).","type":"integer"},"end":{"description":"With `do: compact-region`: surface position of the span's last node (inclusive).","type":"integer"}}};
+const schema113 = {"description":"One clean stop point: `afterTurn` (after that turn ended and its manual actions ran) or `inBracket` (right after the n-th `compaction/start` of the log is durable; the bracket is left open).","type":"object","additionalProperties":false,"properties":{"afterTurn":{"description":"Stop after this 1-based turn (and its manual actions).","type":"integer","minimum":1},"inBracket":{"description":"Stop right after the n-th (1-based, counted over the whole log) `compaction/start` is durable.","type":"integer","minimum":1}},"oneOf":[{"required":["afterTurn"]},{"required":["inBracket"]}]};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[a-z0-9][a-z0-9-]*$", "u");
 const pattern1 = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*$", "u");
-const schema14 = {"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]};
-const schema15 = {"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1};
-const schema16 = {"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]};
-const schema17 = {"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}};
-const schema18 = {"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}};
-const schema19 = {"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]};
-const schema29 = {"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}};
-const schema20 = {"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}};
-const schema21 = {"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}};
-const schema22 = {"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}};
+const schema14 = {"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"reportedContextWindow":{"description":"Shorthand route: the capacity the route reports instead of its true window.","$ref":"#/definitions/ReportedContextWindow"},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]};
+const schema15 = {"description":"A scripted capacity report (FAULT-41): any number — 0, negative, fractional, or a valid but wrong window — served as `context_window` by `GET /models/<id>` (and in the Anthropic subject's static table), or `none` (the model answers without a window). Needs a declared FAULT-41 fault. Absent = the true `contextWindow`.","x-expected":"a number or \"none\"","oneOf":[{"type":"number"},{"const":"none"}]};
+const schema16 = {"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1};
+const schema17 = {"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]};
+const schema18 = {"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}};
+const schema19 = {"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}};
+const schema20 = {"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]};
+const schema31 = {"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}};
+const schema21 = {"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}};
+const schema22 = {"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}};
+const schema23 = {"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}};
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -31,7 +32,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "text") || (key0 === "reasoning")) || (key0 === "toolCalls")) || (key0 === "images")) || (key0 === "finish")) || (key0 === "chunks")) || (key0 === "latencyMs"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema21,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema22,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -44,7 +45,7 @@ errors++;
 if(data.text !== undefined){
 let data0 = data.text;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.text.type,parentSchema:schema21.properties.text,data:data0};
+const err1 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.text.type,parentSchema:schema22.properties.text,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -57,7 +58,7 @@ errors++;
 if(data.reasoning !== undefined){
 let data1 = data.reasoning;
 if(typeof data1 !== "string"){
-const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.reasoning.type,parentSchema:schema21.properties.reasoning,data:data1};
+const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.reasoning.type,parentSchema:schema22.properties.reasoning,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -71,7 +72,7 @@ if(data.toolCalls !== undefined){
 let data2 = data.toolCalls;
 if(Array.isArray(data2)){
 if(data2.length > 100){
-const err3 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema21.properties.toolCalls,data:data2};
+const err3 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema22.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -85,7 +86,7 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.name === undefined){
-const err4 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema22.required,parentSchema:schema22,data:data3};
+const err4 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema23.required,parentSchema:schema23,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -96,7 +97,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "name") || (key1 === "arguments"))){
-const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema22,data:data3};
+const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema23,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -110,7 +111,7 @@ if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
 if(func3(data4) > 200){
-const err6 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema22.properties.name,data:data4};
+const err6 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema23.properties.name,data:data4};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -120,7 +121,7 @@ vErrors.push(err6);
 errors++;
 }
 if(func3(data4) < 1){
-const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema22.properties.name,data:data4};
+const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema23.properties.name,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -131,7 +132,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.name.type,parentSchema:schema22.properties.name,data:data4};
+const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/SummaryToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.name.type,parentSchema:schema23.properties.name,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -144,7 +145,7 @@ errors++;
 if(data3.arguments !== undefined){
 let data5 = data3.arguments;
 if((typeof data5 !== "string") && (!(data5 && typeof data5 == "object" && !Array.isArray(data5)))){
-const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/SummaryToolCall/properties/arguments/type",keyword:"type",params:{type: schema22.properties.arguments.type},message:"must be string,object",schema:schema22.properties.arguments.type,parentSchema:schema22.properties.arguments,data:data5};
+const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/SummaryToolCall/properties/arguments/type",keyword:"type",params:{type: schema23.properties.arguments.type},message:"must be string,object",schema:schema23.properties.arguments.type,parentSchema:schema23.properties.arguments,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -156,7 +157,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data:data3};
+const err10 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/SummaryToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -168,7 +169,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema21.properties.toolCalls.type,parentSchema:schema21.properties.toolCalls,data:data2};
+const err11 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema22.properties.toolCalls.type,parentSchema:schema22.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -181,7 +182,7 @@ errors++;
 if(data.images !== undefined){
 let data6 = data.images;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err12 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.images.type,parentSchema:schema21.properties.images,data:data6};
+const err12 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema22.properties.images.type,parentSchema:schema22.properties.images,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -192,7 +193,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100 || isNaN(data6)){
-const err13 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema21.properties.images,data:data6};
+const err13 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema22.properties.images,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -202,7 +203,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data6 < 0 || isNaN(data6)){
-const err14 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema21.properties.images,data:data6};
+const err14 = {instancePath:instancePath+"/images",schemaPath:"#/properties/images/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema22.properties.images,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -216,7 +217,7 @@ errors++;
 if(data.finish !== undefined){
 let data7 = data.finish;
 if(typeof data7 !== "string"){
-const err15 = {instancePath:instancePath+"/finish",schemaPath:"#/properties/finish/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema21.properties.finish.type,parentSchema:schema21.properties.finish,data:data7};
+const err15 = {instancePath:instancePath+"/finish",schemaPath:"#/properties/finish/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.finish.type,parentSchema:schema22.properties.finish,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -226,7 +227,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!(((data7 === "stop") || (data7 === "tool-calls")) || (data7 === "max-tokens"))){
-const err16 = {instancePath:instancePath+"/finish",schemaPath:"#/properties/finish/enum",keyword:"enum",params:{allowedValues: schema21.properties.finish.enum},message:"must be equal to one of the allowed values",schema:schema21.properties.finish.enum,parentSchema:schema21.properties.finish,data:data7};
+const err16 = {instancePath:instancePath+"/finish",schemaPath:"#/properties/finish/enum",keyword:"enum",params:{allowedValues: schema22.properties.finish.enum},message:"must be equal to one of the allowed values",schema:schema22.properties.finish.enum,parentSchema:schema22.properties.finish,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -239,7 +240,7 @@ errors++;
 if(data.chunks !== undefined){
 let data8 = data.chunks;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.chunks.type,parentSchema:schema21.properties.chunks,data:data8};
+const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema22.properties.chunks.type,parentSchema:schema22.properties.chunks,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -250,7 +251,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 100000 || isNaN(data8)){
-const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema21.properties.chunks,data:data8};
+const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema22.properties.chunks,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -260,7 +261,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data8 < 1 || isNaN(data8)){
-const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema21.properties.chunks,data:data8};
+const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema22.properties.chunks,data:data8};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -274,7 +275,7 @@ errors++;
 if(data.latencyMs !== undefined){
 let data9 = data.latencyMs;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err20 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.latencyMs.type,parentSchema:schema21.properties.latencyMs,data:data9};
+const err20 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema22.properties.latencyMs.type,parentSchema:schema22.properties.latencyMs,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -285,7 +286,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err21 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema21.properties.latencyMs,data:data9};
+const err21 = {instancePath:instancePath+"/latencyMs",schemaPath:"#/properties/latencyMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema22.properties.latencyMs,data:data9};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -298,7 +299,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -316,7 +317,7 @@ function validate12(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema20.type},message:"must be string,object",schema:schema20.type,parentSchema:schema20,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema21.type},message:"must be string,object",schema:schema21.type,parentSchema:schema21,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -352,7 +353,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(!(((data === "builtin") || (data === "reasoning-only")) || (data === "tool-call"))){
-const err2 = {instancePath,schemaPath:"#/then/enum",keyword:"enum",params:{allowedValues: schema20.then.enum},message:"must be equal to one of the allowed values",schema:schema20.then.enum,parentSchema:schema20.then,data};
+const err2 = {instancePath,schemaPath:"#/then/enum",keyword:"enum",params:{allowedValues: schema21.then.enum},message:"must be equal to one of the allowed values",schema:schema21.then.enum,parentSchema:schema21.then,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -373,7 +374,7 @@ let passing0 = null;
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.fixed === undefined){
-const err3 = {instancePath,schemaPath:"#/else/oneOf/0/required",keyword:"required",params:{missingProperty: "fixed"},message:"must have required property '"+"fixed"+"'",schema:schema20.else.oneOf[0].required,parentSchema:schema20.else.oneOf[0],data};
+const err3 = {instancePath,schemaPath:"#/else/oneOf/0/required",keyword:"required",params:{missingProperty: "fixed"},message:"must have required property '"+"fixed"+"'",schema:schema21.else.oneOf[0].required,parentSchema:schema21.else.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -391,7 +392,7 @@ passing0 = 0;
 const _errs8 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.ratio === undefined){
-const err4 = {instancePath,schemaPath:"#/else/oneOf/1/required",keyword:"required",params:{missingProperty: "ratio"},message:"must have required property '"+"ratio"+"'",schema:schema20.else.oneOf[1].required,parentSchema:schema20.else.oneOf[1],data};
+const err4 = {instancePath,schemaPath:"#/else/oneOf/1/required",keyword:"required",params:{missingProperty: "ratio"},message:"must have required property '"+"ratio"+"'",schema:schema21.else.oneOf[1].required,parentSchema:schema21.else.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -414,7 +415,7 @@ passing0 = 1;
 const _errs9 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.script === undefined){
-const err5 = {instancePath,schemaPath:"#/else/oneOf/2/required",keyword:"required",params:{missingProperty: "script"},message:"must have required property '"+"script"+"'",schema:schema20.else.oneOf[2].required,parentSchema:schema20.else.oneOf[2],data};
+const err5 = {instancePath,schemaPath:"#/else/oneOf/2/required",keyword:"required",params:{missingProperty: "script"},message:"must have required property '"+"script"+"'",schema:schema21.else.oneOf[2].required,parentSchema:schema21.else.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -437,7 +438,7 @@ passing0 = 2;
 }
 }
 if(!valid1){
-const err6 = {instancePath,schemaPath:"#/else/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema20.else.oneOf,parentSchema:schema20.else,data};
+const err6 = {instancePath,schemaPath:"#/else/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema21.else.oneOf,parentSchema:schema21.else,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -462,7 +463,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err7 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema20.if,parentSchema:schema20,data};
+const err7 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema21.if,parentSchema:schema21,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -474,7 +475,7 @@ errors++;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((key0 === "fixed") || (key0 === "ratio")) || (key0 === "script"))){
-const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema20,data};
+const err8 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema21,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -487,7 +488,7 @@ errors++;
 if(data.fixed !== undefined){
 let data0 = data.fixed;
 if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err9 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema20.properties.fixed.type,parentSchema:schema20.properties.fixed,data:data0};
+const err9 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.properties.fixed.type,parentSchema:schema21.properties.fixed,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -498,7 +499,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 > 4000000 || isNaN(data0)){
-const err10 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4000000},message:"must be <= 4000000",schema:4000000,parentSchema:schema20.properties.fixed,data:data0};
+const err10 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/maximum",keyword:"maximum",params:{comparison: "<=", limit: 4000000},message:"must be <= 4000000",schema:4000000,parentSchema:schema21.properties.fixed,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -508,7 +509,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data0 < 1 || isNaN(data0)){
-const err11 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema20.properties.fixed,data:data0};
+const err11 = {instancePath:instancePath+"/fixed",schemaPath:"#/properties/fixed/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema21.properties.fixed,data:data0};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -523,7 +524,7 @@ if(data.ratio !== undefined){
 let data1 = data.ratio;
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 > 100 || isNaN(data1)){
-const err12 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema20.properties.ratio,data:data1};
+const err12 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema21.properties.ratio,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -533,7 +534,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data1 <= 0 || isNaN(data1)){
-const err13 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema20.properties.ratio,data:data1};
+const err13 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema21.properties.ratio,data:data1};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -544,7 +545,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema20.properties.ratio.type,parentSchema:schema20.properties.ratio,data:data1};
+const err14 = {instancePath:instancePath+"/ratio",schemaPath:"#/properties/ratio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema21.properties.ratio.type,parentSchema:schema21.properties.ratio,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -558,7 +559,7 @@ if(data.script !== undefined){
 let data2 = data.script;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err15 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema20.properties.script,data:data2};
+const err15 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema21.properties.script,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -568,7 +569,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data2.length < 1){
-const err16 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema20.properties.script,data:data2};
+const err16 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema21.properties.script,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -586,7 +587,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema20.properties.script.type,parentSchema:schema20.properties.script,data:data2};
+const err17 = {instancePath:instancePath+"/script",schemaPath:"#/properties/script/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema21.properties.script.type,parentSchema:schema21.properties.script,data:data2};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -601,14 +602,14 @@ validate12.errors = vErrors;
 return errors === 0;
 }
 
-const schema23 = {"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}};
+const schema24 = {"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"reportedContextWindow":{"description":"The capacity the route reports (FAULT-41) instead of its true `contextWindow`, which it still enforces.","$ref":"#/definitions/ReportedContextWindow"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}};
 
 function validate16(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.model === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema23.required,parentSchema:schema23,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema24.required,parentSchema:schema24,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -618,8 +619,8 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(func2.call(schema23.properties, key0))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema23,data};
+if(!(func2.call(schema24.properties, key0))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema24,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -633,7 +634,7 @@ if(data.model !== undefined){
 let data0 = data.model;
 if(typeof data0 === "string"){
 if(func3(data0) > 200){
-const err2 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema23.properties.model,data:data0};
+const err2 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema24.properties.model,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -643,7 +644,7 @@ vErrors.push(err2);
 errors++;
 }
 if(func3(data0) < 1){
-const err3 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema23.properties.model,data:data0};
+const err3 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema24.properties.model,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -654,7 +655,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.model.type,parentSchema:schema23.properties.model,data:data0};
+const err4 = {instancePath:instancePath+"/model",schemaPath:"#/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.properties.model.type,parentSchema:schema24.properties.model,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -667,7 +668,7 @@ errors++;
 if(data.wire !== undefined){
 let data1 = data.wire;
 if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.wire.type,parentSchema:schema23.properties.wire,data:data1};
+const err5 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.properties.wire.type,parentSchema:schema24.properties.wire,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -677,7 +678,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!(((data1 === "openai") || (data1 === "deepseek")) || (data1 === "anthropic"))){
-const err6 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/enum",keyword:"enum",params:{allowedValues: schema23.properties.wire.enum},message:"must be equal to one of the allowed values",schema:schema23.properties.wire.enum,parentSchema:schema23.properties.wire,data:data1};
+const err6 = {instancePath:instancePath+"/wire",schemaPath:"#/properties/wire/enum",keyword:"enum",params:{allowedValues: schema24.properties.wire.enum},message:"must be equal to one of the allowed values",schema:schema24.properties.wire.enum,parentSchema:schema24.properties.wire,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -690,7 +691,7 @@ errors++;
 if(data.contextWindow !== undefined){
 let data2 = data.contextWindow;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema23.properties.contextWindow.type,parentSchema:schema23.properties.contextWindow,data:data2};
+const err7 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.properties.contextWindow.type,parentSchema:schema24.properties.contextWindow,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -701,7 +702,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 1 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema23.properties.contextWindow,data:data2};
+const err8 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema24.properties.contextWindow,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -715,7 +716,7 @@ errors++;
 if(data.maxOutputTokens !== undefined){
 let data3 = data.maxOutputTokens;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err9 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.type,parentSchema:schema15,data:data3};
+const err9 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.type,parentSchema:schema16,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -726,7 +727,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 1 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15,data:data3};
+const err10 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema16,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -737,10 +738,14 @@ errors++;
 }
 }
 }
-if(data.imageTokens !== undefined){
-let data4 = data.imageTokens;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err11 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema23.properties.imageTokens.type,parentSchema:schema23.properties.imageTokens,data:data4};
+if(data.reportedContextWindow !== undefined){
+let data4 = data.reportedContextWindow;
+const _errs13 = errors;
+let valid3 = false;
+let passing0 = null;
+const _errs14 = errors;
+if(!((typeof data4 == "number") && (isFinite(data4)))){
+const err11 = {instancePath:instancePath+"/reportedContextWindow",schemaPath:"#/definitions/ReportedContextWindow/oneOf/0/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema15.oneOf[0].type,parentSchema:schema15.oneOf[0],data:data4};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -749,9 +754,14 @@ vErrors.push(err11);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err12 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema23.properties.imageTokens,data:data4};
+var _valid0 = _errs14 === errors;
+if(_valid0){
+valid3 = true;
+passing0 = 0;
+}
+const _errs16 = errors;
+if("none" !== data4){
+const err12 = {instancePath:instancePath+"/reportedContextWindow",schemaPath:"#/definitions/ReportedContextWindow/oneOf/1/const",keyword:"const",params:{allowedValue: "none"},message:"must be equal to constant",schema:"none",parentSchema:schema15.oneOf[1],data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -760,12 +770,19 @@ vErrors.push(err12);
 }
 errors++;
 }
+var _valid0 = _errs16 === errors;
+if(_valid0 && valid3){
+valid3 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid3 = true;
+passing0 = 1;
 }
 }
-if(data.tokenizer !== undefined){
-let data5 = data.tokenizer;
-if(typeof data5 !== "string"){
-const err13 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.type,parentSchema:schema16,data:data5};
+if(!valid3){
+const err13 = {instancePath:instancePath+"/reportedContextWindow",schemaPath:"#/definitions/ReportedContextWindow/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema15.oneOf,parentSchema:schema15,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -774,8 +791,22 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(!((((data5 === "heuristic") || (data5 === "o200k_base")) || (data5 === "cl100k_base")) || (data5 === "dense"))){
-const err14 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/enum",keyword:"enum",params:{allowedValues: schema16.enum},message:"must be equal to one of the allowed values",schema:schema16.enum,parentSchema:schema16,data:data5};
+else {
+errors = _errs13;
+if(vErrors !== null){
+if(_errs13){
+vErrors.length = _errs13;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.imageTokens !== undefined){
+let data5 = data.imageTokens;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err14 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.properties.imageTokens.type,parentSchema:schema24.properties.imageTokens,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -784,11 +815,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-}
-if(data.enforce !== undefined){
-let data6 = data.enforce;
-if((typeof data6 !== "string") && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err15 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/type",keyword:"type",params:{type: schema17.type},message:"must be string,object",schema:schema17.type,parentSchema:schema17,data:data6};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err15 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema24.properties.imageTokens,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -797,11 +826,12 @@ vErrors.push(err15);
 }
 errors++;
 }
-const _errs19 = errors;
-let valid4 = true;
-const _errs20 = errors;
+}
+}
+if(data.tokenizer !== undefined){
+let data6 = data.tokenizer;
 if(typeof data6 !== "string"){
-const err16 = {};
+const err16 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.type,parentSchema:schema17,data:data6};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -810,21 +840,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-var _valid0 = _errs20 === errors;
-errors = _errs19;
-if(vErrors !== null){
-if(_errs19){
-vErrors.length = _errs19;
-}
-else {
-vErrors = null;
-}
-}
-let ifClause0;
-if(_valid0){
-const _errs22 = errors;
-if(!((data6 === "on") || (data6 === "off"))){
-const err17 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/then/enum",keyword:"enum",params:{allowedValues: schema17.then.enum},message:"must be equal to one of the allowed values",schema:schema17.then.enum,parentSchema:schema17.then,data:data6};
+if(!((((data6 === "heuristic") || (data6 === "o200k_base")) || (data6 === "cl100k_base")) || (data6 === "dense"))){
+const err17 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/enum",keyword:"enum",params:{allowedValues: schema17.enum},message:"must be equal to one of the allowed values",schema:schema17.enum,parentSchema:schema17,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -833,16 +850,11 @@ vErrors.push(err17);
 }
 errors++;
 }
-var _valid0 = _errs22 === errors;
-valid4 = _valid0;
-ifClause0 = "then";
 }
-else {
-const _errs23 = errors;
-if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
-for(const key1 in data6){
-if(!((((key1 === "window") || (key1 === "pairing")) || (key1 === "images")) || (key1 === "maxOutput"))){
-const err18 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema17.else,data:data6};
+if(data.enforce !== undefined){
+let data7 = data.enforce;
+if((typeof data7 !== "string") && (!(data7 && typeof data7 == "object" && !Array.isArray(data7)))){
+const err18 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/type",keyword:"type",params:{type: schema18.type},message:"must be string,object",schema:schema18.type,parentSchema:schema18,data:data7};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -851,11 +863,11 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-if(data6.window !== undefined){
-let data7 = data6.window;
-if((typeof data7 !== "boolean") && (typeof data7 !== "string")){
-const err19 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/type",keyword:"type",params:{type: schema17.else.properties.window.type},message:"must be boolean,string",schema:schema17.else.properties.window.type,parentSchema:schema17.else.properties.window,data:data7};
+const _errs25 = errors;
+let valid6 = true;
+const _errs26 = errors;
+if(typeof data7 !== "string"){
+const err19 = {};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -864,8 +876,21 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!((((data7 === true) || (data7 === false)) || (data7 === "prompt")) || (data7 === "prompt-plus-max-tokens"))){
-const err20 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/enum",keyword:"enum",params:{allowedValues: schema17.else.properties.window.enum},message:"must be equal to one of the allowed values",schema:schema17.else.properties.window.enum,parentSchema:schema17.else.properties.window,data:data7};
+var _valid1 = _errs26 === errors;
+errors = _errs25;
+if(vErrors !== null){
+if(_errs25){
+vErrors.length = _errs25;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid1){
+const _errs28 = errors;
+if(!((data7 === "on") || (data7 === "off"))){
+const err20 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/then/enum",keyword:"enum",params:{allowedValues: schema18.then.enum},message:"must be equal to one of the allowed values",schema:schema18.then.enum,parentSchema:schema18.then,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -874,11 +899,16 @@ vErrors.push(err20);
 }
 errors++;
 }
+var _valid1 = _errs28 === errors;
+valid6 = _valid1;
+ifClause0 = "then";
 }
-if(data6.pairing !== undefined){
-let data8 = data6.pairing;
-if(typeof data8 !== "boolean"){
-const err21 = {instancePath:instancePath+"/enforce/pairing",schemaPath:"#/definitions/Enforce/else/properties/pairing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.pairing.type,parentSchema:schema17.else.properties.pairing,data:data8};
+else {
+const _errs29 = errors;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+for(const key1 in data7){
+if(!((((key1 === "window") || (key1 === "pairing")) || (key1 === "images")) || (key1 === "maxOutput"))){
+const err21 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema18.else,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -888,10 +918,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data6.images !== undefined){
-let data9 = data6.images;
-if(typeof data9 !== "boolean"){
-const err22 = {instancePath:instancePath+"/enforce/images",schemaPath:"#/definitions/Enforce/else/properties/images/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.images.type,parentSchema:schema17.else.properties.images,data:data9};
+if(data7.window !== undefined){
+let data8 = data7.window;
+if((typeof data8 !== "boolean") && (typeof data8 !== "string")){
+const err22 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/type",keyword:"type",params:{type: schema18.else.properties.window.type},message:"must be boolean,string",schema:schema18.else.properties.window.type,parentSchema:schema18.else.properties.window,data:data8};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -900,11 +930,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-}
-if(data6.maxOutput !== undefined){
-let data10 = data6.maxOutput;
-if(typeof data10 !== "boolean"){
-const err23 = {instancePath:instancePath+"/enforce/maxOutput",schemaPath:"#/definitions/Enforce/else/properties/maxOutput/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.maxOutput.type,parentSchema:schema17.else.properties.maxOutput,data:data10};
+if(!((((data8 === true) || (data8 === false)) || (data8 === "prompt")) || (data8 === "prompt-plus-max-tokens"))){
+const err23 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/enum",keyword:"enum",params:{allowedValues: schema18.else.properties.window.enum},message:"must be equal to one of the allowed values",schema:schema18.else.properties.window.enum,parentSchema:schema18.else.properties.window,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -914,13 +941,10 @@ vErrors.push(err23);
 errors++;
 }
 }
-}
-var _valid0 = _errs23 === errors;
-valid4 = _valid0;
-ifClause0 = "else";
-}
-if(!valid4){
-const err24 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema17.if,parentSchema:schema17,data:data6};
+if(data7.pairing !== undefined){
+let data9 = data7.pairing;
+if(typeof data9 !== "boolean"){
+const err24 = {instancePath:instancePath+"/enforce/pairing",schemaPath:"#/definitions/Enforce/else/properties/pairing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema18.else.properties.pairing.type,parentSchema:schema18.else.properties.pairing,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -930,12 +954,10 @@ vErrors.push(err24);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data11 = data.limits;
-if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
-for(const key2 in data11){
-if(!(((key2 === "imagesPerRequest") || (key2 === "imageBytes")) || (key2 === "requestImageBytes"))){
-const err25 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema18,data:data11};
+if(data7.images !== undefined){
+let data10 = data7.images;
+if(typeof data10 !== "boolean"){
+const err25 = {instancePath:instancePath+"/enforce/images",schemaPath:"#/definitions/Enforce/else/properties/images/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema18.else.properties.images.type,parentSchema:schema18.else.properties.images,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -945,10 +967,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-if(data11.imagesPerRequest !== undefined){
-let data12 = data11.imagesPerRequest;
-if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err26 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.imagesPerRequest.type,parentSchema:schema18.properties.imagesPerRequest,data:data12};
+if(data7.maxOutput !== undefined){
+let data11 = data7.maxOutput;
+if(typeof data11 !== "boolean"){
+const err26 = {instancePath:instancePath+"/enforce/maxOutput",schemaPath:"#/definitions/Enforce/else/properties/maxOutput/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema18.else.properties.maxOutput.type,parentSchema:schema18.else.properties.maxOutput,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -957,9 +979,14 @@ vErrors.push(err26);
 }
 errors++;
 }
-if((typeof data12 == "number") && (isFinite(data12))){
-if(data12 < 1 || isNaN(data12)){
-const err27 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.imagesPerRequest,data:data12};
+}
+}
+var _valid1 = _errs29 === errors;
+valid6 = _valid1;
+ifClause0 = "else";
+}
+if(!valid6){
+const err27 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema18.if,parentSchema:schema18,data:data7};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -969,11 +996,12 @@ vErrors.push(err27);
 errors++;
 }
 }
-}
-if(data11.imageBytes !== undefined){
-let data13 = data11.imageBytes;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err28 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.imageBytes.type,parentSchema:schema18.properties.imageBytes,data:data13};
+if(data.limits !== undefined){
+let data12 = data.limits;
+if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+for(const key2 in data12){
+if(!(((key2 === "imagesPerRequest") || (key2 === "imageBytes")) || (key2 === "requestImageBytes"))){
+const err28 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema19,data:data12};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -982,9 +1010,11 @@ vErrors.push(err28);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 1 || isNaN(data13)){
-const err29 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.imageBytes,data:data13};
+}
+if(data12.imagesPerRequest !== undefined){
+let data13 = data12.imagesPerRequest;
+if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
+const err29 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.imagesPerRequest.type,parentSchema:schema19.properties.imagesPerRequest,data:data13};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -993,12 +1023,9 @@ vErrors.push(err29);
 }
 errors++;
 }
-}
-}
-if(data11.requestImageBytes !== undefined){
-let data14 = data11.requestImageBytes;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err30 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.requestImageBytes.type,parentSchema:schema18.properties.requestImageBytes,data:data14};
+if((typeof data13 == "number") && (isFinite(data13))){
+if(data13 < 1 || isNaN(data13)){
+const err30 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema19.properties.imagesPerRequest,data:data13};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1007,9 +1034,12 @@ vErrors.push(err30);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
-const err31 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.requestImageBytes,data:data14};
+}
+}
+if(data12.imageBytes !== undefined){
+let data14 = data12.imageBytes;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err31 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.imageBytes.type,parentSchema:schema19.properties.imageBytes,data:data14};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1018,11 +1048,9 @@ vErrors.push(err31);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err32 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data:data11};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 1 || isNaN(data14)){
+const err32 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema19.properties.imageBytes,data:data14};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1032,10 +1060,11 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data.usage !== undefined){
-let data15 = data.usage;
-if(typeof data15 !== "string"){
-const err33 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data:data15};
+}
+if(data12.requestImageBytes !== undefined){
+let data15 = data12.requestImageBytes;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err33 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.requestImageBytes.type,parentSchema:schema19.properties.requestImageBytes,data:data15};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1044,13 +1073,50 @@ vErrors.push(err33);
 }
 errors++;
 }
-if(!(((data15 === "reported") || (data15 === "omitted")) || (data15 === "late"))){
-const err34 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/enum",keyword:"enum",params:{allowedValues: schema19.enum},message:"must be equal to one of the allowed values",schema:schema19.enum,parentSchema:schema19,data:data15};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 1 || isNaN(data15)){
+const err34 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema19.properties.requestImageBytes,data:data15};
 if(vErrors === null){
 vErrors = [err34];
 }
 else {
 vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data:data12};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data.usage !== undefined){
+let data16 = data.usage;
+if(typeof data16 !== "string"){
+const err36 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data:data16};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(!(((data16 === "reported") || (data16 === "omitted")) || (data16 === "late"))){
+const err37 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/enum",keyword:"enum",params:{allowedValues: schema20.enum},message:"must be equal to one of the allowed values",schema:schema20.enum,parentSchema:schema20,data:data16};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
 }
 errors++;
 }
@@ -1063,12 +1129,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+const err38 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
 if(vErrors === null){
-vErrors = [err35];
+vErrors = [err38];
 }
 else {
-vErrors.push(err35);
+vErrors.push(err38);
 }
 errors++;
 }
@@ -1287,10 +1353,14 @@ errors++;
 }
 }
 }
-if(data.imageTokens !== undefined){
-let data4 = data.imageTokens;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err15 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.imageTokens.type,parentSchema:schema14.properties.imageTokens,data:data4};
+if(data.reportedContextWindow !== undefined){
+let data4 = data.reportedContextWindow;
+const _errs15 = errors;
+let valid3 = false;
+let passing1 = null;
+const _errs16 = errors;
+if(!((typeof data4 == "number") && (isFinite(data4)))){
+const err15 = {instancePath:instancePath+"/reportedContextWindow",schemaPath:"#/definitions/ReportedContextWindow/oneOf/0/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema15.oneOf[0].type,parentSchema:schema15.oneOf[0],data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1299,9 +1369,14 @@ vErrors.push(err15);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err16 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14.properties.imageTokens,data:data4};
+var _valid1 = _errs16 === errors;
+if(_valid1){
+valid3 = true;
+passing1 = 0;
+}
+const _errs18 = errors;
+if("none" !== data4){
+const err16 = {instancePath:instancePath+"/reportedContextWindow",schemaPath:"#/definitions/ReportedContextWindow/oneOf/1/const",keyword:"const",params:{allowedValue: "none"},message:"must be equal to constant",schema:"none",parentSchema:schema15.oneOf[1],data:data4};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1310,12 +1385,19 @@ vErrors.push(err16);
 }
 errors++;
 }
+var _valid1 = _errs18 === errors;
+if(_valid1 && valid3){
+valid3 = false;
+passing1 = [passing1, 1];
+}
+else {
+if(_valid1){
+valid3 = true;
+passing1 = 1;
 }
 }
-if(data.maxOutputTokens !== undefined){
-let data5 = data.maxOutputTokens;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err17 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.type,parentSchema:schema15,data:data5};
+if(!valid3){
+const err17 = {instancePath:instancePath+"/reportedContextWindow",schemaPath:"#/definitions/ReportedContextWindow/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema15.oneOf,parentSchema:schema15,data:data4};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1324,9 +1406,22 @@ vErrors.push(err17);
 }
 errors++;
 }
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err18 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15,data:data5};
+else {
+errors = _errs15;
+if(vErrors !== null){
+if(_errs15){
+vErrors.length = _errs15;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data.imageTokens !== undefined){
+let data5 = data.imageTokens;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err18 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.properties.imageTokens.type,parentSchema:schema14.properties.imageTokens,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1335,12 +1430,9 @@ vErrors.push(err18);
 }
 errors++;
 }
-}
-}
-if(data.tokenizer !== undefined){
-let data6 = data.tokenizer;
-if(typeof data6 !== "string"){
-const err19 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.type,parentSchema:schema16,data:data6};
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/imageTokens",schemaPath:"#/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14.properties.imageTokens,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1349,8 +1441,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if(!((((data6 === "heuristic") || (data6 === "o200k_base")) || (data6 === "cl100k_base")) || (data6 === "dense"))){
-const err20 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/enum",keyword:"enum",params:{allowedValues: schema16.enum},message:"must be equal to one of the allowed values",schema:schema16.enum,parentSchema:schema16,data:data6};
+}
+}
+if(data.maxOutputTokens !== undefined){
+let data6 = data.maxOutputTokens;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err20 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema16.type,parentSchema:schema16,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1359,11 +1455,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-}
-if(data.enforce !== undefined){
-let data7 = data.enforce;
-if((typeof data7 !== "string") && (!(data7 && typeof data7 == "object" && !Array.isArray(data7)))){
-const err21 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/type",keyword:"type",params:{type: schema17.type},message:"must be string,object",schema:schema17.type,parentSchema:schema17,data:data7};
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err21 = {instancePath:instancePath+"/maxOutputTokens",schemaPath:"#/definitions/MaxOutputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema16,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1372,11 +1466,12 @@ vErrors.push(err21);
 }
 errors++;
 }
-const _errs24 = errors;
-let valid5 = true;
-const _errs25 = errors;
+}
+}
+if(data.tokenizer !== undefined){
+let data7 = data.tokenizer;
 if(typeof data7 !== "string"){
-const err22 = {};
+const err22 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.type,parentSchema:schema17,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1385,21 +1480,8 @@ vErrors.push(err22);
 }
 errors++;
 }
-var _valid1 = _errs25 === errors;
-errors = _errs24;
-if(vErrors !== null){
-if(_errs24){
-vErrors.length = _errs24;
-}
-else {
-vErrors = null;
-}
-}
-let ifClause0;
-if(_valid1){
-const _errs27 = errors;
-if(!((data7 === "on") || (data7 === "off"))){
-const err23 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/then/enum",keyword:"enum",params:{allowedValues: schema17.then.enum},message:"must be equal to one of the allowed values",schema:schema17.then.enum,parentSchema:schema17.then,data:data7};
+if(!((((data7 === "heuristic") || (data7 === "o200k_base")) || (data7 === "cl100k_base")) || (data7 === "dense"))){
+const err23 = {instancePath:instancePath+"/tokenizer",schemaPath:"#/definitions/Tokenizer/enum",keyword:"enum",params:{allowedValues: schema17.enum},message:"must be equal to one of the allowed values",schema:schema17.enum,parentSchema:schema17,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1408,16 +1490,11 @@ vErrors.push(err23);
 }
 errors++;
 }
-var _valid1 = _errs27 === errors;
-valid5 = _valid1;
-ifClause0 = "then";
 }
-else {
-const _errs28 = errors;
-if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
-for(const key1 in data7){
-if(!((((key1 === "window") || (key1 === "pairing")) || (key1 === "images")) || (key1 === "maxOutput"))){
-const err24 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema17.else,data:data7};
+if(data.enforce !== undefined){
+let data8 = data.enforce;
+if((typeof data8 !== "string") && (!(data8 && typeof data8 == "object" && !Array.isArray(data8)))){
+const err24 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/type",keyword:"type",params:{type: schema18.type},message:"must be string,object",schema:schema18.type,parentSchema:schema18,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1426,11 +1503,11 @@ vErrors.push(err24);
 }
 errors++;
 }
-}
-if(data7.window !== undefined){
-let data8 = data7.window;
-if((typeof data8 !== "boolean") && (typeof data8 !== "string")){
-const err25 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/type",keyword:"type",params:{type: schema17.else.properties.window.type},message:"must be boolean,string",schema:schema17.else.properties.window.type,parentSchema:schema17.else.properties.window,data:data8};
+const _errs30 = errors;
+let valid7 = true;
+const _errs31 = errors;
+if(typeof data8 !== "string"){
+const err25 = {};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1439,8 +1516,21 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(!((((data8 === true) || (data8 === false)) || (data8 === "prompt")) || (data8 === "prompt-plus-max-tokens"))){
-const err26 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/enum",keyword:"enum",params:{allowedValues: schema17.else.properties.window.enum},message:"must be equal to one of the allowed values",schema:schema17.else.properties.window.enum,parentSchema:schema17.else.properties.window,data:data8};
+var _valid2 = _errs31 === errors;
+errors = _errs30;
+if(vErrors !== null){
+if(_errs30){
+vErrors.length = _errs30;
+}
+else {
+vErrors = null;
+}
+}
+let ifClause0;
+if(_valid2){
+const _errs33 = errors;
+if(!((data8 === "on") || (data8 === "off"))){
+const err26 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/then/enum",keyword:"enum",params:{allowedValues: schema18.then.enum},message:"must be equal to one of the allowed values",schema:schema18.then.enum,parentSchema:schema18.then,data:data8};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1449,11 +1539,16 @@ vErrors.push(err26);
 }
 errors++;
 }
+var _valid2 = _errs33 === errors;
+valid7 = _valid2;
+ifClause0 = "then";
 }
-if(data7.pairing !== undefined){
-let data9 = data7.pairing;
-if(typeof data9 !== "boolean"){
-const err27 = {instancePath:instancePath+"/enforce/pairing",schemaPath:"#/definitions/Enforce/else/properties/pairing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.pairing.type,parentSchema:schema17.else.properties.pairing,data:data9};
+else {
+const _errs34 = errors;
+if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+for(const key1 in data8){
+if(!((((key1 === "window") || (key1 === "pairing")) || (key1 === "images")) || (key1 === "maxOutput"))){
+const err27 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema18.else,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1463,10 +1558,10 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data7.images !== undefined){
-let data10 = data7.images;
-if(typeof data10 !== "boolean"){
-const err28 = {instancePath:instancePath+"/enforce/images",schemaPath:"#/definitions/Enforce/else/properties/images/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.images.type,parentSchema:schema17.else.properties.images,data:data10};
+if(data8.window !== undefined){
+let data9 = data8.window;
+if((typeof data9 !== "boolean") && (typeof data9 !== "string")){
+const err28 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/type",keyword:"type",params:{type: schema18.else.properties.window.type},message:"must be boolean,string",schema:schema18.else.properties.window.type,parentSchema:schema18.else.properties.window,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1475,11 +1570,8 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-if(data7.maxOutput !== undefined){
-let data11 = data7.maxOutput;
-if(typeof data11 !== "boolean"){
-const err29 = {instancePath:instancePath+"/enforce/maxOutput",schemaPath:"#/definitions/Enforce/else/properties/maxOutput/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema17.else.properties.maxOutput.type,parentSchema:schema17.else.properties.maxOutput,data:data11};
+if(!((((data9 === true) || (data9 === false)) || (data9 === "prompt")) || (data9 === "prompt-plus-max-tokens"))){
+const err29 = {instancePath:instancePath+"/enforce/window",schemaPath:"#/definitions/Enforce/else/properties/window/enum",keyword:"enum",params:{allowedValues: schema18.else.properties.window.enum},message:"must be equal to one of the allowed values",schema:schema18.else.properties.window.enum,parentSchema:schema18.else.properties.window,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1489,13 +1581,10 @@ vErrors.push(err29);
 errors++;
 }
 }
-}
-var _valid1 = _errs28 === errors;
-valid5 = _valid1;
-ifClause0 = "else";
-}
-if(!valid5){
-const err30 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema17.if,parentSchema:schema17,data:data7};
+if(data8.pairing !== undefined){
+let data10 = data8.pairing;
+if(typeof data10 !== "boolean"){
+const err30 = {instancePath:instancePath+"/enforce/pairing",schemaPath:"#/definitions/Enforce/else/properties/pairing/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema18.else.properties.pairing.type,parentSchema:schema18.else.properties.pairing,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1505,12 +1594,10 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data.limits !== undefined){
-let data12 = data.limits;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-for(const key2 in data12){
-if(!(((key2 === "imagesPerRequest") || (key2 === "imageBytes")) || (key2 === "requestImageBytes"))){
-const err31 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema18,data:data12};
+if(data8.images !== undefined){
+let data11 = data8.images;
+if(typeof data11 !== "boolean"){
+const err31 = {instancePath:instancePath+"/enforce/images",schemaPath:"#/definitions/Enforce/else/properties/images/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema18.else.properties.images.type,parentSchema:schema18.else.properties.images,data:data11};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1520,10 +1607,10 @@ vErrors.push(err31);
 errors++;
 }
 }
-if(data12.imagesPerRequest !== undefined){
-let data13 = data12.imagesPerRequest;
-if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err32 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.imagesPerRequest.type,parentSchema:schema18.properties.imagesPerRequest,data:data13};
+if(data8.maxOutput !== undefined){
+let data12 = data8.maxOutput;
+if(typeof data12 !== "boolean"){
+const err32 = {instancePath:instancePath+"/enforce/maxOutput",schemaPath:"#/definitions/Enforce/else/properties/maxOutput/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema18.else.properties.maxOutput.type,parentSchema:schema18.else.properties.maxOutput,data:data12};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -1532,9 +1619,14 @@ vErrors.push(err32);
 }
 errors++;
 }
-if((typeof data13 == "number") && (isFinite(data13))){
-if(data13 < 1 || isNaN(data13)){
-const err33 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.imagesPerRequest,data:data13};
+}
+}
+var _valid2 = _errs34 === errors;
+valid7 = _valid2;
+ifClause0 = "else";
+}
+if(!valid7){
+const err33 = {instancePath:instancePath+"/enforce",schemaPath:"#/definitions/Enforce/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema18.if,parentSchema:schema18,data:data8};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -1544,11 +1636,12 @@ vErrors.push(err33);
 errors++;
 }
 }
-}
-if(data12.imageBytes !== undefined){
-let data14 = data12.imageBytes;
-if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err34 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.imageBytes.type,parentSchema:schema18.properties.imageBytes,data:data14};
+if(data.limits !== undefined){
+let data13 = data.limits;
+if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
+for(const key2 in data13){
+if(!(((key2 === "imagesPerRequest") || (key2 === "imageBytes")) || (key2 === "requestImageBytes"))){
+const err34 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema19,data:data13};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -1557,9 +1650,11 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data14 == "number") && (isFinite(data14))){
-if(data14 < 1 || isNaN(data14)){
-const err35 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.imageBytes,data:data14};
+}
+if(data13.imagesPerRequest !== undefined){
+let data14 = data13.imagesPerRequest;
+if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
+const err35 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.imagesPerRequest.type,parentSchema:schema19.properties.imagesPerRequest,data:data14};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -1568,12 +1663,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-}
-}
-if(data12.requestImageBytes !== undefined){
-let data15 = data12.requestImageBytes;
-if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err36 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.requestImageBytes.type,parentSchema:schema18.properties.requestImageBytes,data:data15};
+if((typeof data14 == "number") && (isFinite(data14))){
+if(data14 < 1 || isNaN(data14)){
+const err36 = {instancePath:instancePath+"/limits/imagesPerRequest",schemaPath:"#/definitions/ImageLimits/properties/imagesPerRequest/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema19.properties.imagesPerRequest,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -1582,9 +1674,12 @@ vErrors.push(err36);
 }
 errors++;
 }
-if((typeof data15 == "number") && (isFinite(data15))){
-if(data15 < 1 || isNaN(data15)){
-const err37 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.requestImageBytes,data:data15};
+}
+}
+if(data13.imageBytes !== undefined){
+let data15 = data13.imageBytes;
+if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
+const err37 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.imageBytes.type,parentSchema:schema19.properties.imageBytes,data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -1593,11 +1688,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err38 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data:data12};
+if((typeof data15 == "number") && (isFinite(data15))){
+if(data15 < 1 || isNaN(data15)){
+const err38 = {instancePath:instancePath+"/limits/imageBytes",schemaPath:"#/definitions/ImageLimits/properties/imageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema19.properties.imageBytes,data:data15};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -1607,10 +1700,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.usage !== undefined){
-let data16 = data.usage;
-if(typeof data16 !== "string"){
-const err39 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data:data16};
+}
+if(data13.requestImageBytes !== undefined){
+let data16 = data13.requestImageBytes;
+if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
+const err39 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.requestImageBytes.type,parentSchema:schema19.properties.requestImageBytes,data:data16};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -1619,13 +1713,50 @@ vErrors.push(err39);
 }
 errors++;
 }
-if(!(((data16 === "reported") || (data16 === "omitted")) || (data16 === "late"))){
-const err40 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/enum",keyword:"enum",params:{allowedValues: schema19.enum},message:"must be equal to one of the allowed values",schema:schema19.enum,parentSchema:schema19,data:data16};
+if((typeof data16 == "number") && (isFinite(data16))){
+if(data16 < 1 || isNaN(data16)){
+const err40 = {instancePath:instancePath+"/limits/requestImageBytes",schemaPath:"#/definitions/ImageLimits/properties/requestImageBytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema19.properties.requestImageBytes,data:data16};
 if(vErrors === null){
 vErrors = [err40];
 }
 else {
 vErrors.push(err40);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err41 = {instancePath:instancePath+"/limits",schemaPath:"#/definitions/ImageLimits/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data:data13};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+}
+if(data.usage !== undefined){
+let data17 = data.usage;
+if(typeof data17 !== "string"){
+const err42 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data:data17};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+if(!(((data17 === "reported") || (data17 === "omitted")) || (data17 === "late"))){
+const err43 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/Usage/enum",keyword:"enum",params:{allowedValues: schema20.enum},message:"must be equal to one of the allowed values",schema:schema20.enum,parentSchema:schema20,data:data17};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
 }
 errors++;
 }
@@ -1637,52 +1768,10 @@ errors = vErrors.length;
 }
 }
 if(data.routes !== undefined){
-let data18 = data.routes;
-if(Array.isArray(data18)){
-if(data18.length > 100){
-const err41 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema14.properties.routes,data:data18};
-if(vErrors === null){
-vErrors = [err41];
-}
-else {
-vErrors.push(err41);
-}
-errors++;
-}
-if(data18.length < 1){
-const err42 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema14.properties.routes,data:data18};
-if(vErrors === null){
-vErrors = [err42];
-}
-else {
-vErrors.push(err42);
-}
-errors++;
-}
-const len0 = data18.length;
-for(let i0=0; i0<len0; i0++){
-if(!(validate16(data18[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data18,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err43 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema14.properties.routes.type,parentSchema:schema14.properties.routes,data:data18};
-if(vErrors === null){
-vErrors = [err43];
-}
-else {
-vErrors.push(err43);
-}
-errors++;
-}
-}
-if(data.conversation !== undefined){
-let data20 = data.conversation;
-if(typeof data20 === "string"){
-if(func3(data20) > 200){
-const err44 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.conversation,data:data20};
+let data19 = data.routes;
+if(Array.isArray(data19)){
+if(data19.length > 100){
+const err44 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema14.properties.routes,data:data19};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -1691,8 +1780,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(func3(data20) < 1){
-const err45 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.conversation,data:data20};
+if(data19.length < 1){
+const err45 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema14.properties.routes,data:data19};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -1701,9 +1790,16 @@ vErrors.push(err45);
 }
 errors++;
 }
+const len0 = data19.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate16(data19[i0], {instancePath:instancePath+"/routes/" + i0,parentData:data19,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate16.errors : vErrors.concat(validate16.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
-const err46 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.conversation.type,parentSchema:schema14.properties.conversation,data:data20};
+const err46 = {instancePath:instancePath+"/routes",schemaPath:"#/properties/routes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema14.properties.routes.type,parentSchema:schema14.properties.routes,data:data19};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -1713,11 +1809,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data.summary !== undefined){
-let data21 = data.summary;
+if(data.conversation !== undefined){
+let data21 = data.conversation;
 if(typeof data21 === "string"){
 if(func3(data21) > 200){
-const err47 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.summary,data:data21};
+const err47 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.conversation,data:data21};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -1727,7 +1823,7 @@ vErrors.push(err47);
 errors++;
 }
 if(func3(data21) < 1){
-const err48 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.summary,data:data21};
+const err48 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.conversation,data:data21};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -1738,7 +1834,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.summary.type,parentSchema:schema14.properties.summary,data:data21};
+const err49 = {instancePath:instancePath+"/conversation",schemaPath:"#/properties/conversation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.conversation.type,parentSchema:schema14.properties.conversation,data:data21};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -1748,12 +1844,11 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data.cache !== undefined){
-let data22 = data.cache;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-for(const key3 in data22){
-if(!((((((((key3 === "contract") || (key3 === "deviation")) || (key3 === "ttlMs")) || (key3 === "granularityTokens")) || (key3 === "retention")) || (key3 === "breakpoints")) || (key3 === "price")) || (key3 === "minimumCacheableTokens"))){
-const err50 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema29,data:data22};
+if(data.summary !== undefined){
+let data22 = data.summary;
+if(typeof data22 === "string"){
+if(func3(data22) > 200){
+const err50 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema14.properties.summary,data:data22};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -1762,11 +1857,8 @@ vErrors.push(err50);
 }
 errors++;
 }
-}
-if(data22.contract !== undefined){
-let data23 = data22.contract;
-if(typeof data23 !== "string"){
-const err51 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.contract.type,parentSchema:schema29.properties.contract,data:data23};
+if(func3(data22) < 1){
+const err51 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.summary,data:data22};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -1775,8 +1867,9 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(!((((data23 === "protocol") || (data23 === "openai")) || (data23 === "anthropic")) || (data23 === "deepseek"))){
-const err52 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/enum",keyword:"enum",params:{allowedValues: schema29.properties.contract.enum},message:"must be equal to one of the allowed values",schema:schema29.properties.contract.enum,parentSchema:schema29.properties.contract,data:data23};
+}
+else {
+const err52 = {instancePath:instancePath+"/summary",schemaPath:"#/properties/summary/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.summary.type,parentSchema:schema14.properties.summary,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -1786,10 +1879,12 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data22.deviation !== undefined){
-let data24 = data22.deviation;
-if(typeof data24 !== "string"){
-const err53 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.deviation.type,parentSchema:schema29.properties.deviation,data:data24};
+if(data.cache !== undefined){
+let data23 = data.cache;
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+for(const key3 in data23){
+if(!((((((((key3 === "contract") || (key3 === "deviation")) || (key3 === "ttlMs")) || (key3 === "granularityTokens")) || (key3 === "retention")) || (key3 === "breakpoints")) || (key3 === "price")) || (key3 === "minimumCacheableTokens"))){
+const err53 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema31,data:data23};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -1798,8 +1893,11 @@ vErrors.push(err53);
 }
 errors++;
 }
-if(!(((data24 === "none") || (data24 === "none-cached")) || (data24 === "half-cached"))){
-const err54 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/enum",keyword:"enum",params:{allowedValues: schema29.properties.deviation.enum},message:"must be equal to one of the allowed values",schema:schema29.properties.deviation.enum,parentSchema:schema29.properties.deviation,data:data24};
+}
+if(data23.contract !== undefined){
+let data24 = data23.contract;
+if(typeof data24 !== "string"){
+const err54 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.contract.type,parentSchema:schema31.properties.contract,data:data24};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -1808,15 +1906,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-if(data22.ttlMs !== undefined){
-let data25 = data22.ttlMs;
-const _errs68 = errors;
-let valid14 = false;
-let passing1 = null;
-const _errs69 = errors;
-if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err55 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.ttlMs.oneOf[0].type,parentSchema:schema29.properties.ttlMs.oneOf[0],data:data25};
+if(!((((data24 === "protocol") || (data24 === "openai")) || (data24 === "anthropic")) || (data24 === "deepseek"))){
+const err55 = {instancePath:instancePath+"/cache/contract",schemaPath:"#/definitions/ProviderCache/properties/contract/enum",keyword:"enum",params:{allowedValues: schema31.properties.contract.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.contract.enum,parentSchema:schema31.properties.contract,data:data24};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -1825,9 +1916,11 @@ vErrors.push(err55);
 }
 errors++;
 }
-if((typeof data25 == "number") && (isFinite(data25))){
-if(data25 < 0 || isNaN(data25)){
-const err56 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema29.properties.ttlMs.oneOf[0],data:data25};
+}
+if(data23.deviation !== undefined){
+let data25 = data23.deviation;
+if(typeof data25 !== "string"){
+const err56 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.deviation.type,parentSchema:schema31.properties.deviation,data:data25};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -1836,15 +1929,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-var _valid2 = _errs69 === errors;
-if(_valid2){
-valid14 = true;
-passing1 = 0;
-}
-const _errs71 = errors;
-if(data25 !== null){
-const err57 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema29.properties.ttlMs.oneOf[1].type,parentSchema:schema29.properties.ttlMs.oneOf[1],data:data25};
+if(!(((data25 === "none") || (data25 === "none-cached")) || (data25 === "half-cached"))){
+const err57 = {instancePath:instancePath+"/cache/deviation",schemaPath:"#/definitions/ProviderCache/properties/deviation/enum",keyword:"enum",params:{allowedValues: schema31.properties.deviation.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.deviation.enum,parentSchema:schema31.properties.deviation,data:data25};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -1853,19 +1939,15 @@ vErrors.push(err57);
 }
 errors++;
 }
-var _valid2 = _errs71 === errors;
-if(_valid2 && valid14){
-valid14 = false;
-passing1 = [passing1, 1];
 }
-else {
-if(_valid2){
-valid14 = true;
-passing1 = 1;
-}
-}
-if(!valid14){
-const err58 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf",keyword:"oneOf",params:{passingSchemas: passing1},message:"must match exactly one schema in oneOf",schema:schema29.properties.ttlMs.oneOf,parentSchema:schema29.properties.ttlMs,data:data25};
+if(data23.ttlMs !== undefined){
+let data26 = data23.ttlMs;
+const _errs74 = errors;
+let valid16 = false;
+let passing2 = null;
+const _errs75 = errors;
+if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
+const err58 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.ttlMs.oneOf[0].type,parentSchema:schema31.properties.ttlMs.oneOf[0],data:data26};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -1874,22 +1956,9 @@ vErrors.push(err58);
 }
 errors++;
 }
-else {
-errors = _errs68;
-if(vErrors !== null){
-if(_errs68){
-vErrors.length = _errs68;
-}
-else {
-vErrors = null;
-}
-}
-}
-}
-if(data22.granularityTokens !== undefined){
-let data26 = data22.granularityTokens;
-if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err59 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.granularityTokens.type,parentSchema:schema29.properties.granularityTokens,data:data26};
+if((typeof data26 == "number") && (isFinite(data26))){
+if(data26 < 0 || isNaN(data26)){
+const err59 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/0/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.ttlMs.oneOf[0],data:data26};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -1898,9 +1967,15 @@ vErrors.push(err59);
 }
 errors++;
 }
-if((typeof data26 == "number") && (isFinite(data26))){
-if(data26 < 1 || isNaN(data26)){
-const err60 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema29.properties.granularityTokens,data:data26};
+}
+var _valid3 = _errs75 === errors;
+if(_valid3){
+valid16 = true;
+passing2 = 0;
+}
+const _errs77 = errors;
+if(data26 !== null){
+const err60 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf/1/type",keyword:"type",params:{type: "null"},message:"must be null",schema:schema31.properties.ttlMs.oneOf[1].type,parentSchema:schema31.properties.ttlMs.oneOf[1],data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -1909,12 +1984,19 @@ vErrors.push(err60);
 }
 errors++;
 }
+var _valid3 = _errs77 === errors;
+if(_valid3 && valid16){
+valid16 = false;
+passing2 = [passing2, 1];
+}
+else {
+if(_valid3){
+valid16 = true;
+passing2 = 1;
 }
 }
-if(data22.retention !== undefined){
-let data27 = data22.retention;
-if(typeof data27 !== "string"){
-const err61 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.retention.type,parentSchema:schema29.properties.retention,data:data27};
+if(!valid16){
+const err61 = {instancePath:instancePath+"/cache/ttlMs",schemaPath:"#/definitions/ProviderCache/properties/ttlMs/oneOf",keyword:"oneOf",params:{passingSchemas: passing2},message:"must match exactly one schema in oneOf",schema:schema31.properties.ttlMs.oneOf,parentSchema:schema31.properties.ttlMs,data:data26};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -1923,8 +2005,22 @@ vErrors.push(err61);
 }
 errors++;
 }
-if(!((data27 === "short") || (data27 === "long"))){
-const err62 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/enum",keyword:"enum",params:{allowedValues: schema29.properties.retention.enum},message:"must be equal to one of the allowed values",schema:schema29.properties.retention.enum,parentSchema:schema29.properties.retention,data:data27};
+else {
+errors = _errs74;
+if(vErrors !== null){
+if(_errs74){
+vErrors.length = _errs74;
+}
+else {
+vErrors = null;
+}
+}
+}
+}
+if(data23.granularityTokens !== undefined){
+let data27 = data23.granularityTokens;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err62 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.granularityTokens.type,parentSchema:schema31.properties.granularityTokens,data:data27};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -1933,12 +2029,9 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-if(data22.breakpoints !== undefined){
-let data28 = data22.breakpoints;
-if(Array.isArray(data28)){
-if(data28.length > 4){
-const err63 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items",schema:4,parentSchema:schema29.properties.breakpoints,data:data28};
+if((typeof data27 == "number") && (isFinite(data27))){
+if(data27 < 1 || isNaN(data27)){
+const err63 = {instancePath:instancePath+"/cache/granularityTokens",schemaPath:"#/definitions/ProviderCache/properties/granularityTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31.properties.granularityTokens,data:data27};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -1947,8 +2040,12 @@ vErrors.push(err63);
 }
 errors++;
 }
-if(data28.length < 1){
-const err64 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema29.properties.breakpoints,data:data28};
+}
+}
+if(data23.retention !== undefined){
+let data28 = data23.retention;
+if(typeof data28 !== "string"){
+const err64 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.retention.type,parentSchema:schema31.properties.retention,data:data28};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -1957,11 +2054,8 @@ vErrors.push(err64);
 }
 errors++;
 }
-const len1 = data28.length;
-for(let i1=0; i1<len1; i1++){
-let data29 = data28[i1];
-if(!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29)))){
-const err65 = {instancePath:instancePath+"/cache/breakpoints/" + i1,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.breakpoints.items.type,parentSchema:schema29.properties.breakpoints.items,data:data29};
+if(!((data28 === "short") || (data28 === "long"))){
+const err65 = {instancePath:instancePath+"/cache/retention",schemaPath:"#/definitions/ProviderCache/properties/retention/enum",keyword:"enum",params:{allowedValues: schema31.properties.retention.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.retention.enum,parentSchema:schema31.properties.retention,data:data28};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -1970,9 +2064,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-if((typeof data29 == "number") && (isFinite(data29))){
-if(data29 < 0 || isNaN(data29)){
-const err66 = {instancePath:instancePath+"/cache/breakpoints/" + i1,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema29.properties.breakpoints.items,data:data29};
+}
+if(data23.breakpoints !== undefined){
+let data29 = data23.breakpoints;
+if(Array.isArray(data29)){
+if(data29.length > 4){
+const err66 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/maxItems",keyword:"maxItems",params:{limit: 4},message:"must NOT have more than 4 items",schema:4,parentSchema:schema31.properties.breakpoints,data:data29};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -1981,11 +2078,8 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err67 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema29.properties.breakpoints.type,parentSchema:schema29.properties.breakpoints,data:data28};
+if(data29.length < 1){
+const err67 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema31.properties.breakpoints,data:data29};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -1994,12 +2088,11 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-if(data22.price !== undefined){
-let data30 = data22.price;
-if(typeof data30 === "string"){
-if(func3(data30) < 1){
-const err68 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema29.properties.price,data:data30};
+const len1 = data29.length;
+for(let i1=0; i1<len1; i1++){
+let data30 = data29[i1];
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err68 = {instancePath:instancePath+"/cache/breakpoints/" + i1,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.breakpoints.items.type,parentSchema:schema31.properties.breakpoints.items,data:data30};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -2008,9 +2101,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-else {
-const err69 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.price.type,parentSchema:schema29.properties.price,data:data30};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 < 0 || isNaN(data30)){
+const err69 = {instancePath:instancePath+"/cache/breakpoints/" + i1,schemaPath:"#/definitions/ProviderCache/properties/breakpoints/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.breakpoints.items,data:data30};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -2020,10 +2113,10 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data22.minimumCacheableTokens !== undefined){
-let data31 = data22.minimumCacheableTokens;
-if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err70 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.minimumCacheableTokens.type,parentSchema:schema29.properties.minimumCacheableTokens,data:data31};
+}
+}
+else {
+const err70 = {instancePath:instancePath+"/cache/breakpoints",schemaPath:"#/definitions/ProviderCache/properties/breakpoints/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.properties.breakpoints.type,parentSchema:schema31.properties.breakpoints,data:data29};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -2032,9 +2125,12 @@ vErrors.push(err70);
 }
 errors++;
 }
-if((typeof data31 == "number") && (isFinite(data31))){
-if(data31 < 0 || isNaN(data31)){
-const err71 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema29.properties.minimumCacheableTokens,data:data31};
+}
+if(data23.price !== undefined){
+let data31 = data23.price;
+if(typeof data31 === "string"){
+if(func3(data31) < 1){
+const err71 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema31.properties.price,data:data31};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -2044,10 +2140,8 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
-}
 else {
-const err72 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data:data22};
+const err72 = {instancePath:instancePath+"/cache/price",schemaPath:"#/definitions/ProviderCache/properties/price/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.price.type,parentSchema:schema31.properties.price,data:data31};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -2057,9 +2151,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-else {
-const err73 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+if(data23.minimumCacheableTokens !== undefined){
+let data32 = data23.minimumCacheableTokens;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err73 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.minimumCacheableTokens.type,parentSchema:schema31.properties.minimumCacheableTokens,data:data32};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -2068,20 +2163,56 @@ vErrors.push(err73);
 }
 errors++;
 }
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 < 0 || isNaN(data32)){
+const err74 = {instancePath:instancePath+"/cache/minimumCacheableTokens",schemaPath:"#/definitions/ProviderCache/properties/minimumCacheableTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.minimumCacheableTokens,data:data32};
+if(vErrors === null){
+vErrors = [err74];
+}
+else {
+vErrors.push(err74);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err75 = {instancePath:instancePath+"/cache",schemaPath:"#/definitions/ProviderCache/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data:data23};
+if(vErrors === null){
+vErrors = [err75];
+}
+else {
+vErrors.push(err75);
+}
+errors++;
+}
+}
+}
+else {
+const err76 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
 validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema30 = {"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}};
-const schema31 = {"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}};
+const schema32 = {"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}};
+const schema33 = {"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}};
 
 function validate20(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema30.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema30,data};
+if(!(func2.call(schema32.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema32,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2094,7 +2225,7 @@ errors++;
 if(data.thresholdRatio !== undefined){
 let data0 = data.thresholdRatio;
 if(!((typeof data0 == "number") && (isFinite(data0)))){
-const err1 = {instancePath:instancePath+"/thresholdRatio",schemaPath:"#/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema30.properties.thresholdRatio.type,parentSchema:schema30.properties.thresholdRatio,data:data0};
+const err1 = {instancePath:instancePath+"/thresholdRatio",schemaPath:"#/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema32.properties.thresholdRatio.type,parentSchema:schema32.properties.thresholdRatio,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2107,7 +2238,7 @@ errors++;
 if(data.retainRatio !== undefined){
 let data1 = data.retainRatio;
 if(!((typeof data1 == "number") && (isFinite(data1)))){
-const err2 = {instancePath:instancePath+"/retainRatio",schemaPath:"#/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema30.properties.retainRatio.type,parentSchema:schema30.properties.retainRatio,data:data1};
+const err2 = {instancePath:instancePath+"/retainRatio",schemaPath:"#/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema32.properties.retainRatio.type,parentSchema:schema32.properties.retainRatio,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2120,7 +2251,7 @@ errors++;
 if(data.retainTokens !== undefined){
 let data2 = data.retainTokens;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err3 = {instancePath:instancePath+"/retainTokens",schemaPath:"#/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.retainTokens.type,parentSchema:schema30.properties.retainTokens,data:data2};
+const err3 = {instancePath:instancePath+"/retainTokens",schemaPath:"#/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.retainTokens.type,parentSchema:schema32.properties.retainTokens,data:data2};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2133,7 +2264,7 @@ errors++;
 if(data.summarizationProvider !== undefined){
 let data3 = data.summarizationProvider;
 if(typeof data3 !== "string"){
-const err4 = {instancePath:instancePath+"/summarizationProvider",schemaPath:"#/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.summarizationProvider.type,parentSchema:schema30.properties.summarizationProvider,data:data3};
+const err4 = {instancePath:instancePath+"/summarizationProvider",schemaPath:"#/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.summarizationProvider.type,parentSchema:schema32.properties.summarizationProvider,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2146,7 +2277,7 @@ errors++;
 if(data.summarizationModel !== undefined){
 let data4 = data.summarizationModel;
 if(typeof data4 !== "string"){
-const err5 = {instancePath:instancePath+"/summarizationModel",schemaPath:"#/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.summarizationModel.type,parentSchema:schema30.properties.summarizationModel,data:data4};
+const err5 = {instancePath:instancePath+"/summarizationModel",schemaPath:"#/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.summarizationModel.type,parentSchema:schema32.properties.summarizationModel,data:data4};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2159,7 +2290,7 @@ errors++;
 if(data.maxTokens !== undefined){
 let data5 = data.maxTokens;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err6 = {instancePath:instancePath+"/maxTokens",schemaPath:"#/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.maxTokens.type,parentSchema:schema30.properties.maxTokens,data:data5};
+const err6 = {instancePath:instancePath+"/maxTokens",schemaPath:"#/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.maxTokens.type,parentSchema:schema32.properties.maxTokens,data:data5};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2172,7 +2303,7 @@ errors++;
 if(data.compactionRetries !== undefined){
 let data6 = data.compactionRetries;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err7 = {instancePath:instancePath+"/compactionRetries",schemaPath:"#/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.compactionRetries.type,parentSchema:schema30.properties.compactionRetries,data:data6};
+const err7 = {instancePath:instancePath+"/compactionRetries",schemaPath:"#/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.compactionRetries.type,parentSchema:schema32.properties.compactionRetries,data:data6};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2185,7 +2316,7 @@ errors++;
 if(data.maxOverflowRetries !== undefined){
 let data7 = data.maxOverflowRetries;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err8 = {instancePath:instancePath+"/maxOverflowRetries",schemaPath:"#/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.maxOverflowRetries.type,parentSchema:schema30.properties.maxOverflowRetries,data:data7};
+const err8 = {instancePath:instancePath+"/maxOverflowRetries",schemaPath:"#/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.maxOverflowRetries.type,parentSchema:schema32.properties.maxOverflowRetries,data:data7};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2199,7 +2330,7 @@ if(data.modelPolicies !== undefined){
 let data8 = data.modelPolicies;
 if(Array.isArray(data8)){
 if(data8.length > 100){
-const err9 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema30.properties.modelPolicies,data:data8};
+const err9 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema32.properties.modelPolicies,data:data8};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2213,7 +2344,7 @@ for(let i0=0; i0<len0; i0++){
 let data9 = data8[i0];
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.provider === undefined){
-const err10 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema31.required,parentSchema:schema31,data:data9};
+const err10 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema33.required,parentSchema:schema33,data:data9};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2223,7 +2354,7 @@ vErrors.push(err10);
 errors++;
 }
 if(data9.model === undefined){
-const err11 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema31.required,parentSchema:schema31,data:data9};
+const err11 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/required",keyword:"required",params:{missingProperty: "model"},message:"must have required property '"+"model"+"'",schema:schema33.required,parentSchema:schema33,data:data9};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2233,8 +2364,8 @@ vErrors.push(err11);
 errors++;
 }
 for(const key1 in data9){
-if(!(func2.call(schema31.properties, key1))){
-const err12 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema31,data:data9};
+if(!(func2.call(schema33.properties, key1))){
+const err12 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data:data9};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2247,7 +2378,7 @@ errors++;
 if(data9.provider !== undefined){
 let data10 = data9.provider;
 if(typeof data10 !== "string"){
-const err13 = {instancePath:instancePath+"/modelPolicies/" + i0+"/provider",schemaPath:"#/definitions/ModelPolicy/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.provider.type,parentSchema:schema31.properties.provider,data:data10};
+const err13 = {instancePath:instancePath+"/modelPolicies/" + i0+"/provider",schemaPath:"#/definitions/ModelPolicy/properties/provider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.provider.type,parentSchema:schema33.properties.provider,data:data10};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2260,7 +2391,7 @@ errors++;
 if(data9.model !== undefined){
 let data11 = data9.model;
 if(typeof data11 !== "string"){
-const err14 = {instancePath:instancePath+"/modelPolicies/" + i0+"/model",schemaPath:"#/definitions/ModelPolicy/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.model.type,parentSchema:schema31.properties.model,data:data11};
+const err14 = {instancePath:instancePath+"/modelPolicies/" + i0+"/model",schemaPath:"#/definitions/ModelPolicy/properties/model/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.model.type,parentSchema:schema33.properties.model,data:data11};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2273,7 +2404,7 @@ errors++;
 if(data9.thresholdRatio !== undefined){
 let data12 = data9.thresholdRatio;
 if(!((typeof data12 == "number") && (isFinite(data12)))){
-const err15 = {instancePath:instancePath+"/modelPolicies/" + i0+"/thresholdRatio",schemaPath:"#/definitions/ModelPolicy/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema31.properties.thresholdRatio.type,parentSchema:schema31.properties.thresholdRatio,data:data12};
+const err15 = {instancePath:instancePath+"/modelPolicies/" + i0+"/thresholdRatio",schemaPath:"#/definitions/ModelPolicy/properties/thresholdRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema33.properties.thresholdRatio.type,parentSchema:schema33.properties.thresholdRatio,data:data12};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2286,7 +2417,7 @@ errors++;
 if(data9.retainRatio !== undefined){
 let data13 = data9.retainRatio;
 if(!((typeof data13 == "number") && (isFinite(data13)))){
-const err16 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainRatio",schemaPath:"#/definitions/ModelPolicy/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema31.properties.retainRatio.type,parentSchema:schema31.properties.retainRatio,data:data13};
+const err16 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainRatio",schemaPath:"#/definitions/ModelPolicy/properties/retainRatio/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema33.properties.retainRatio.type,parentSchema:schema33.properties.retainRatio,data:data13};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2299,7 +2430,7 @@ errors++;
 if(data9.retainTokens !== undefined){
 let data14 = data9.retainTokens;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err17 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainTokens",schemaPath:"#/definitions/ModelPolicy/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.retainTokens.type,parentSchema:schema31.properties.retainTokens,data:data14};
+const err17 = {instancePath:instancePath+"/modelPolicies/" + i0+"/retainTokens",schemaPath:"#/definitions/ModelPolicy/properties/retainTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.properties.retainTokens.type,parentSchema:schema33.properties.retainTokens,data:data14};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2312,7 +2443,7 @@ errors++;
 if(data9.summarizationProvider !== undefined){
 let data15 = data9.summarizationProvider;
 if(typeof data15 !== "string"){
-const err18 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationProvider",schemaPath:"#/definitions/ModelPolicy/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.summarizationProvider.type,parentSchema:schema31.properties.summarizationProvider,data:data15};
+const err18 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationProvider",schemaPath:"#/definitions/ModelPolicy/properties/summarizationProvider/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.summarizationProvider.type,parentSchema:schema33.properties.summarizationProvider,data:data15};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2325,7 +2456,7 @@ errors++;
 if(data9.summarizationModel !== undefined){
 let data16 = data9.summarizationModel;
 if(typeof data16 !== "string"){
-const err19 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationModel",schemaPath:"#/definitions/ModelPolicy/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.summarizationModel.type,parentSchema:schema31.properties.summarizationModel,data:data16};
+const err19 = {instancePath:instancePath+"/modelPolicies/" + i0+"/summarizationModel",schemaPath:"#/definitions/ModelPolicy/properties/summarizationModel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.summarizationModel.type,parentSchema:schema33.properties.summarizationModel,data:data16};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2338,7 +2469,7 @@ errors++;
 if(data9.maxTokens !== undefined){
 let data17 = data9.maxTokens;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err20 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxTokens",schemaPath:"#/definitions/ModelPolicy/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.maxTokens.type,parentSchema:schema31.properties.maxTokens,data:data17};
+const err20 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxTokens",schemaPath:"#/definitions/ModelPolicy/properties/maxTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.properties.maxTokens.type,parentSchema:schema33.properties.maxTokens,data:data17};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2351,7 +2482,7 @@ errors++;
 if(data9.compactionRetries !== undefined){
 let data18 = data9.compactionRetries;
 if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err21 = {instancePath:instancePath+"/modelPolicies/" + i0+"/compactionRetries",schemaPath:"#/definitions/ModelPolicy/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.compactionRetries.type,parentSchema:schema31.properties.compactionRetries,data:data18};
+const err21 = {instancePath:instancePath+"/modelPolicies/" + i0+"/compactionRetries",schemaPath:"#/definitions/ModelPolicy/properties/compactionRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.properties.compactionRetries.type,parentSchema:schema33.properties.compactionRetries,data:data18};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2364,7 +2495,7 @@ errors++;
 if(data9.maxOverflowRetries !== undefined){
 let data19 = data9.maxOverflowRetries;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err22 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxOverflowRetries",schemaPath:"#/definitions/ModelPolicy/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.maxOverflowRetries.type,parentSchema:schema31.properties.maxOverflowRetries,data:data19};
+const err22 = {instancePath:instancePath+"/modelPolicies/" + i0+"/maxOverflowRetries",schemaPath:"#/definitions/ModelPolicy/properties/maxOverflowRetries/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.properties.maxOverflowRetries.type,parentSchema:schema33.properties.maxOverflowRetries,data:data19};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2376,7 +2507,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data:data9};
+const err23 = {instancePath:instancePath+"/modelPolicies/" + i0,schemaPath:"#/definitions/ModelPolicy/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -2388,7 +2519,7 @@ errors++;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema30.properties.modelPolicies.type,parentSchema:schema30.properties.modelPolicies,data:data8};
+const err24 = {instancePath:instancePath+"/modelPolicies",schemaPath:"#/properties/modelPolicies/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.properties.modelPolicies.type,parentSchema:schema32.properties.modelPolicies,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -2401,7 +2532,7 @@ errors++;
 if(data.auto !== undefined){
 let data20 = data.auto;
 if(typeof data20 !== "boolean"){
-const err25 = {instancePath:instancePath+"/auto",schemaPath:"#/properties/auto/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema30.properties.auto.type,parentSchema:schema30.properties.auto,data:data20};
+const err25 = {instancePath:instancePath+"/auto",schemaPath:"#/properties/auto/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema32.properties.auto.type,parentSchema:schema32.properties.auto,data:data20};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -2413,7 +2544,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -2426,24 +2557,24 @@ validate20.errors = vErrors;
 return errors === 0;
 }
 
-const schema33 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}};
-const schema35 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}};
-const schema55 = {"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}};
+const schema35 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}};
+const schema37 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}};
+const schema57 = {"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}};
 const pattern2 = new RegExp("^[a-z][a-z0-9-]*$", "u");
-const schema36 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}};
-const schema37 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
-const schema38 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
-const schema39 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
-const schema42 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
-const schema40 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
-const schema41 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
+const schema38 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}};
+const schema39 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
+const schema40 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
+const schema41 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema44 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
+const schema42 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
+const schema43 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
 
 function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema40.required,parentSchema:schema40,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2453,7 +2584,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.attachment === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema40.required,parentSchema:schema40,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2464,7 +2595,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "attachment"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2477,7 +2608,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if("image" !== data0){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema40.properties.type,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema42.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2491,7 +2622,7 @@ if(data.attachment !== undefined){
 let data1 = data.attachment;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.attachmentId === undefined){
-const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
+const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema43.required,parentSchema:schema43,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2501,7 +2632,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data1.mediaType === undefined){
-const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
+const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema43.required,parentSchema:schema43,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2511,7 +2642,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data1.bytes === undefined){
-const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
+const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema43.required,parentSchema:schema43,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2521,7 +2652,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data1.width === undefined){
-const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
+const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema43.required,parentSchema:schema43,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2531,7 +2662,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data1.height === undefined){
-const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema41.required,parentSchema:schema41,data:data1};
+const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema43.required,parentSchema:schema43,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2542,7 +2673,7 @@ errors++;
 }
 for(const key1 in data1){
 if(!((((((key1 === "attachmentId") || (key1 === "mediaType")) || (key1 === "bytes")) || (key1 === "width")) || (key1 === "height")) || (key1 === "name"))){
-const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema41,data:data1};
+const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2556,7 +2687,7 @@ if(data1.attachmentId !== undefined){
 let data2 = data1.attachmentId;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema41.properties.attachmentId,data:data2};
+const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema43.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2567,7 +2698,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.attachmentId.type,parentSchema:schema41.properties.attachmentId,data:data2};
+const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.attachmentId.type,parentSchema:schema43.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2581,7 +2712,7 @@ if(data1.mediaType !== undefined){
 let data3 = data1.mediaType;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema41.properties.mediaType,data:data3};
+const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema43.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2592,7 +2723,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.mediaType.type,parentSchema:schema41.properties.mediaType,data:data3};
+const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.mediaType.type,parentSchema:schema43.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2605,7 +2736,7 @@ errors++;
 if(data1.bytes !== undefined){
 let data4 = data1.bytes;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.bytes.type,parentSchema:schema41.properties.bytes,data:data4};
+const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema43.properties.bytes.type,parentSchema:schema43.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2616,7 +2747,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema41.properties.bytes,data:data4};
+const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema43.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2630,7 +2761,7 @@ errors++;
 if(data1.width !== undefined){
 let data5 = data1.width;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.width.type,parentSchema:schema41.properties.width,data:data5};
+const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema43.properties.width.type,parentSchema:schema43.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -2641,7 +2772,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema41.properties.width,data:data5};
+const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema43.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -2655,7 +2786,7 @@ errors++;
 if(data1.height !== undefined){
 let data6 = data1.height;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema41.properties.height.type,parentSchema:schema41.properties.height,data:data6};
+const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema43.properties.height.type,parentSchema:schema43.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -2666,7 +2797,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema41.properties.height,data:data6};
+const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema43.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -2680,7 +2811,7 @@ errors++;
 if(data1.name !== undefined){
 let data7 = data1.name;
 if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.name.type,parentSchema:schema41.properties.name,data:data7};
+const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.name.type,parentSchema:schema43.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -2692,7 +2823,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data:data1};
+const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data:data1};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -2704,7 +2835,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -2723,7 +2854,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema39.required,parentSchema:schema39,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema41.required,parentSchema:schema41,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2735,7 +2866,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.properties.type.type,parentSchema:schema39.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.type.type,parentSchema:schema41.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2745,7 +2876,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema39.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema39.properties.type.enum,parentSchema:schema39.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema41.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema41.properties.type.enum,parentSchema:schema41.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2760,7 +2891,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2770,7 +2901,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema42.required,parentSchema:schema42,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2781,7 +2912,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2794,7 +2925,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema42.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema44.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2807,7 +2938,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.text.type,parentSchema:schema42.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.text.type,parentSchema:schema44.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2819,7 +2950,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2836,7 +2967,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema39.discriminator,parentSchema:schema39,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema41.discriminator,parentSchema:schema41,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2847,7 +2978,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema39.discriminator,parentSchema:schema39,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema41.discriminator,parentSchema:schema41,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2858,7 +2989,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2871,20 +3002,20 @@ validate25.errors = vErrors;
 return errors === 0;
 }
 
-const schema43 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}};
-const schema44 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
-const schema45 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
-const schema50 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
-const schema46 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
-const schema48 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
-const schema49 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
+const schema45 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}};
+const schema46 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
+const schema47 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
+const schema52 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
+const schema48 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
+const schema50 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
+const schema51 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
 
 function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema46.required,parentSchema:schema46,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema48.required,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2896,7 +3027,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.type.type,parentSchema:schema46.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.type.type,parentSchema:schema48.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2906,7 +3037,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((data0 === "text") || (data0 === "reasoning")) || (data0 === "image")) || (data0 === "tool-call"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema46.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema46.properties.type.enum,parentSchema:schema46.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema48.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema48.properties.type.enum,parentSchema:schema48.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2921,7 +3052,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2931,7 +3062,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema42.required,parentSchema:schema42,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2942,7 +3073,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2955,7 +3086,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema42.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema44.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2968,7 +3099,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.text.type,parentSchema:schema42.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.text.type,parentSchema:schema44.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2980,7 +3111,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2993,7 +3124,7 @@ errors++;
 else if(tag0 === "reasoning"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema48.required,parentSchema:schema48,data};
+const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema50.required,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3003,7 +3134,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.text === undefined){
-const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema48.required,parentSchema:schema48,data};
+const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema50.required,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3014,7 +3145,7 @@ errors++;
 }
 for(const key1 in data){
 if(!((key1 === "type") || (key1 === "text"))){
-const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema48,data};
+const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3027,7 +3158,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if("reasoning" !== data3){
-const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema48.properties.type,data:data3};
+const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema50.properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3040,7 +3171,7 @@ errors++;
 if(data.text !== undefined){
 let data4 = data.text;
 if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.text.type,parentSchema:schema48.properties.text,data:data4};
+const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema50.properties.text.type,parentSchema:schema50.properties.text,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3052,7 +3183,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
+const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3071,7 +3202,7 @@ errors = vErrors.length;
 else if(tag0 === "tool-call"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema49.required,parentSchema:schema49,data};
+const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema51.required,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3081,7 +3212,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.id === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema49.required,parentSchema:schema49,data};
+const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema51.required,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3091,7 +3222,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data.name === undefined){
-const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema49.required,parentSchema:schema49,data};
+const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema51.required,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3101,7 +3232,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data.arguments === undefined){
-const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema49.required,parentSchema:schema49,data};
+const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema51.required,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3112,7 +3243,7 @@ errors++;
 }
 for(const key2 in data){
 if(!((((key2 === "type") || (key2 === "id")) || (key2 === "name")) || (key2 === "arguments"))){
-const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema49,data};
+const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3125,7 +3256,7 @@ errors++;
 if(data.type !== undefined){
 let data5 = data.type;
 if("tool-call" !== data5){
-const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema49.properties.type,data:data5};
+const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema51.properties.type,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3139,7 +3270,7 @@ if(data.id !== undefined){
 let data6 = data.id;
 if(typeof data6 === "string"){
 if(func3(data6) > 200){
-const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema49.properties.id,data:data6};
+const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema51.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3149,7 +3280,7 @@ vErrors.push(err21);
 errors++;
 }
 if(func3(data6) < 1){
-const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema49.properties.id,data:data6};
+const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema51.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3160,7 +3291,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.id.type,parentSchema:schema49.properties.id,data:data6};
+const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.properties.id.type,parentSchema:schema51.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3174,7 +3305,7 @@ if(data.name !== undefined){
 let data7 = data.name;
 if(typeof data7 === "string"){
 if(func3(data7) > 200){
-const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema49.properties.name,data:data7};
+const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema51.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3184,7 +3315,7 @@ vErrors.push(err24);
 errors++;
 }
 if(func3(data7) < 1){
-const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema49.properties.name,data:data7};
+const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema51.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3195,7 +3326,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.name.type,parentSchema:schema49.properties.name,data:data7};
+const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.properties.name.type,parentSchema:schema51.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3208,7 +3339,7 @@ errors++;
 if(data.arguments !== undefined){
 let data8 = data.arguments;
 if(typeof data8 !== "string"){
-const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.arguments.type,parentSchema:schema49.properties.arguments,data:data8};
+const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.properties.arguments.type,parentSchema:schema51.properties.arguments,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3220,7 +3351,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3231,7 +3362,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema46.discriminator,parentSchema:schema46,data};
+const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema48.discriminator,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3242,7 +3373,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema46.discriminator,parentSchema:schema46,data};
+const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema48.discriminator,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3253,7 +3384,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3271,7 +3402,7 @@ function validate30(data, {instancePath="", parentData, parentDataProperty, root
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema44.type},message:"must be string,object",schema:schema44.type,parentSchema:schema44,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema46.type},message:"must be string,object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3283,7 +3414,7 @@ errors++;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "reasoning") || (key0 === "text")) || (key0 === "toolCalls")) || (key0 === "blocks")) || (key0 === "usage"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3296,7 +3427,7 @@ errors++;
 if(data.reasoning !== undefined){
 let data0 = data.reasoning;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.reasoning.type,parentSchema:schema44.properties.reasoning,data:data0};
+const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.reasoning.type,parentSchema:schema46.properties.reasoning,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3309,7 +3440,7 @@ errors++;
 if(data.text !== undefined){
 let data1 = data.text;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.text.type,parentSchema:schema44.properties.text,data:data1};
+const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.text.type,parentSchema:schema46.properties.text,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3323,7 +3454,7 @@ if(data.toolCalls !== undefined){
 let data2 = data.toolCalls;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema44.properties.toolCalls,data:data2};
+const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema46.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3337,7 +3468,7 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.name === undefined){
-const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema45.required,parentSchema:schema45,data:data3};
+const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema47.required,parentSchema:schema47,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3348,7 +3479,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!(((key1 === "id") || (key1 === "name")) || (key1 === "arguments"))){
-const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data3};
+const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3362,7 +3493,7 @@ if(data3.id !== undefined){
 let data4 = data3.id;
 if(typeof data4 === "string"){
 if(func3(data4) > 200){
-const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema45.properties.id,data:data4};
+const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema47.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3372,7 +3503,7 @@ vErrors.push(err7);
 errors++;
 }
 if(func3(data4) < 1){
-const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema45.properties.id,data:data4};
+const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema47.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3383,7 +3514,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.id.type,parentSchema:schema45.properties.id,data:data4};
+const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.id.type,parentSchema:schema47.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3397,7 +3528,7 @@ if(data3.name !== undefined){
 let data5 = data3.name;
 if(typeof data5 === "string"){
 if(func3(data5) > 200){
-const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema45.properties.name,data:data5};
+const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema47.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3407,7 +3538,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func3(data5) < 1){
-const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema45.properties.name,data:data5};
+const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema47.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3418,7 +3549,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.name.type,parentSchema:schema45.properties.name,data:data5};
+const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.name.type,parentSchema:schema47.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3431,7 +3562,7 @@ errors++;
 if(data3.arguments !== undefined){
 let data6 = data3.arguments;
 if((typeof data6 !== "string") && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema45.properties.arguments.type},message:"must be string,object",schema:schema45.properties.arguments.type,parentSchema:schema45.properties.arguments,data:data6};
+const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema47.properties.arguments.type},message:"must be string,object",schema:schema47.properties.arguments.type,parentSchema:schema47.properties.arguments,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3443,7 +3574,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data3};
+const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3455,7 +3586,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.toolCalls.type,parentSchema:schema44.properties.toolCalls,data:data2};
+const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.properties.toolCalls.type,parentSchema:schema46.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3469,7 +3600,7 @@ if(data.blocks !== undefined){
 let data7 = data.blocks;
 if(Array.isArray(data7)){
 if(data7.length > 1000){
-const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema44.properties.blocks,data:data7};
+const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema46.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3487,7 +3618,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.properties.blocks.type,parentSchema:schema44.properties.blocks,data:data7};
+const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.properties.blocks.type,parentSchema:schema46.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3501,7 +3632,7 @@ if(data.usage !== undefined){
 let data9 = data.usage;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.inputTokens === undefined){
-const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema50.required,parentSchema:schema50,data:data9};
+const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema52.required,parentSchema:schema52,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3511,7 +3642,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data9.outputTokens === undefined){
-const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema50.required,parentSchema:schema50,data:data9};
+const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema52.required,parentSchema:schema52,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3522,7 +3653,7 @@ errors++;
 }
 for(const key2 in data9){
 if(!(((((key2 === "inputTokens") || (key2 === "outputTokens")) || (key2 === "cacheReadTokens")) || (key2 === "cacheWriteTokens")) || (key2 === "reasoningTokens"))){
-const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema50,data:data9};
+const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema52,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3535,7 +3666,7 @@ errors++;
 if(data9.inputTokens !== undefined){
 let data10 = data9.inputTokens;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.inputTokens.type,parentSchema:schema50.properties.inputTokens,data:data10};
+const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema52.properties.inputTokens.type,parentSchema:schema52.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3546,7 +3677,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.inputTokens,data:data10};
+const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema52.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3560,7 +3691,7 @@ errors++;
 if(data9.outputTokens !== undefined){
 let data11 = data9.outputTokens;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.outputTokens.type,parentSchema:schema50.properties.outputTokens,data:data11};
+const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema52.properties.outputTokens.type,parentSchema:schema52.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3571,7 +3702,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.outputTokens,data:data11};
+const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema52.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3585,7 +3716,7 @@ errors++;
 if(data9.cacheReadTokens !== undefined){
 let data12 = data9.cacheReadTokens;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.cacheReadTokens.type,parentSchema:schema50.properties.cacheReadTokens,data:data12};
+const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema52.properties.cacheReadTokens.type,parentSchema:schema52.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3596,7 +3727,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.cacheReadTokens,data:data12};
+const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema52.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3610,7 +3741,7 @@ errors++;
 if(data9.cacheWriteTokens !== undefined){
 let data13 = data9.cacheWriteTokens;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.cacheWriteTokens.type,parentSchema:schema50.properties.cacheWriteTokens,data:data13};
+const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema52.properties.cacheWriteTokens.type,parentSchema:schema52.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3621,7 +3752,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.cacheWriteTokens,data:data13};
+const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema52.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3635,7 +3766,7 @@ errors++;
 if(data9.reasoningTokens !== undefined){
 let data14 = data9.reasoningTokens;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.properties.reasoningTokens.type,parentSchema:schema50.properties.reasoningTokens,data:data14};
+const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema52.properties.reasoningTokens.type,parentSchema:schema52.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3646,7 +3777,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema50.properties.reasoningTokens,data:data14};
+const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema52.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3659,7 +3790,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data:data9};
+const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3674,16 +3805,16 @@ validate30.errors = vErrors;
 return errors === 0;
 }
 
-const schema51 = {"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}};
-const schema54 = {"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}};
-const schema52 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema53 = {"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}};
+const schema56 = {"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}};
+const schema54 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
 
 function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema54.required,parentSchema:schema54,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3695,7 +3826,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.type.type,parentSchema:schema52.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema54.properties.type.type,parentSchema:schema54.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3705,7 +3836,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema52.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema52.properties.type.enum,parentSchema:schema52.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema54.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema54.properties.type.enum,parentSchema:schema54.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3720,7 +3851,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3730,7 +3861,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema42.required,parentSchema:schema42,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3741,7 +3872,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3754,7 +3885,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema42.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema44.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3767,7 +3898,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.text.type,parentSchema:schema42.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.text.type,parentSchema:schema44.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3779,7 +3910,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3796,7 +3927,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema52.discriminator,parentSchema:schema52,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema54.discriminator,parentSchema:schema54,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3807,7 +3938,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema52.discriminator,parentSchema:schema52,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema54.discriminator,parentSchema:schema54,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3818,7 +3949,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3838,7 +3969,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "callId") || (key0 === "content")) || (key0 === "isError")) || (key0 === "error")) || (key0 === "meta"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema51,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3852,7 +3983,7 @@ if(data.callId !== undefined){
 let data0 = data.callId;
 if(typeof data0 === "string"){
 if(func3(data0) > 200){
-const err1 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema51.properties.callId,data:data0};
+const err1 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema53.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3862,7 +3993,7 @@ vErrors.push(err1);
 errors++;
 }
 if(func3(data0) < 1){
-const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema51.properties.callId,data:data0};
+const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema53.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3873,7 +4004,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.properties.callId.type,parentSchema:schema51.properties.callId,data:data0};
+const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.properties.callId.type,parentSchema:schema53.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3886,7 +4017,7 @@ errors++;
 if(data.content !== undefined){
 let data1 = data.content;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err4 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema51.properties.content.type},message:"must be string,array",schema:schema51.properties.content.type,parentSchema:schema51.properties.content,data:data1};
+const err4 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema53.properties.content.type},message:"must be string,array",schema:schema53.properties.content.type,parentSchema:schema53.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3897,7 +4028,7 @@ errors++;
 }
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema51.properties.content,data:data1};
+const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema53.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3918,7 +4049,7 @@ errors = vErrors.length;
 if(data.isError !== undefined){
 let data3 = data.isError;
 if(typeof data3 !== "boolean"){
-const err6 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema51.properties.isError.type,parentSchema:schema51.properties.isError,data:data3};
+const err6 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema53.properties.isError.type,parentSchema:schema53.properties.isError,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3931,7 +4062,7 @@ errors++;
 if(data.error !== undefined){
 let data4 = data.error;
 if((typeof data4 !== "string") && (!(data4 && typeof data4 == "object" && !Array.isArray(data4)))){
-const err7 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/type",keyword:"type",params:{type: schema54.type},message:"must be string,object",schema:schema54.type,parentSchema:schema54,data:data4};
+const err7 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/type",keyword:"type",params:{type: schema56.type},message:"must be string,object",schema:schema56.type,parentSchema:schema56,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3942,7 +4073,7 @@ errors++;
 }
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.code === undefined){
-const err8 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema54.required,parentSchema:schema54,data:data4};
+const err8 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema56.required,parentSchema:schema56,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3953,7 +4084,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!(((key1 === "code") || (key1 === "name")) || (key1 === "text"))){
-const err9 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema54,data:data4};
+const err9 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3967,7 +4098,7 @@ if(data4.code !== undefined){
 let data5 = data4.code;
 if(typeof data5 === "string"){
 if(func3(data5) > 200){
-const err10 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema54.properties.code,data:data5};
+const err10 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema56.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3977,7 +4108,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func3(data5) < 1){
-const err11 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema54.properties.code,data:data5};
+const err11 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3988,7 +4119,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema54.properties.code.type,parentSchema:schema54.properties.code,data:data5};
+const err12 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.code.type,parentSchema:schema56.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4002,7 +4133,7 @@ if(data4.name !== undefined){
 let data6 = data4.name;
 if(typeof data6 === "string"){
 if(func3(data6) > 200){
-const err13 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema54.properties.name,data:data6};
+const err13 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema56.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4012,7 +4143,7 @@ vErrors.push(err13);
 errors++;
 }
 if(func3(data6) < 1){
-const err14 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema54.properties.name,data:data6};
+const err14 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema56.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4023,7 +4154,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema54.properties.name.type,parentSchema:schema54.properties.name,data:data6};
+const err15 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.name.type,parentSchema:schema56.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4036,7 +4167,7 @@ errors++;
 if(data4.text !== undefined){
 let data7 = data4.text;
 if(typeof data7 !== "string"){
-const err16 = {instancePath:instancePath+"/error/text",schemaPath:"#/definitions/InlineToolError/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema54.properties.text.type,parentSchema:schema54.properties.text,data:data7};
+const err16 = {instancePath:instancePath+"/error/text",schemaPath:"#/definitions/InlineToolError/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.text.type,parentSchema:schema56.properties.text,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4050,7 +4181,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema53.type,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4069,7 +4200,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reply === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema43.required,parentSchema:schema43,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema45.required,parentSchema:schema45,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4080,7 +4211,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "reply") || (key0 === "toolResults")) || (key0 === "steer"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4100,7 +4231,7 @@ if(data.toolResults !== undefined){
 let data1 = data.toolResults;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema43.properties.toolResults,data:data1};
+const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema45.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4118,7 +4249,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema43.properties.toolResults.type,parentSchema:schema43.properties.toolResults,data:data1};
+const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema45.properties.toolResults.type,parentSchema:schema45.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4131,7 +4262,7 @@ errors++;
 if(data.steer !== undefined){
 let data3 = data.steer;
 if((typeof data3 !== "string") && (!(Array.isArray(data3)))){
-const err4 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/type",keyword:"type",params:{type: schema43.properties.steer.type},message:"must be string,array",schema:schema43.properties.steer.type,parentSchema:schema43.properties.steer,data:data3};
+const err4 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/type",keyword:"type",params:{type: schema45.properties.steer.type},message:"must be string,array",schema:schema45.properties.steer.type,parentSchema:schema45.properties.steer,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4142,7 +4273,7 @@ errors++;
 }
 if(Array.isArray(data3)){
 if(data3.length > 1000){
-const err5 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema43.properties.steer,data:data3};
+const err5 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema45.properties.steer,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4162,7 +4293,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4181,7 +4312,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.user === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema38.required,parentSchema:schema38,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema40.required,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4191,7 +4322,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.steps === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema38.required,parentSchema:schema38,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema40.required,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4202,7 +4333,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "user") || (key0 === "steps"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema38,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4215,7 +4346,7 @@ errors++;
 if(data.user !== undefined){
 let data0 = data.user;
 if((typeof data0 !== "string") && (!(Array.isArray(data0)))){
-const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema38.properties.user.type},message:"must be string,array",schema:schema38.properties.user.type,parentSchema:schema38.properties.user,data:data0};
+const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema40.properties.user.type},message:"must be string,array",schema:schema40.properties.user.type,parentSchema:schema40.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4226,7 +4357,7 @@ errors++;
 }
 if(Array.isArray(data0)){
 if(data0.length > 1000){
-const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema38.properties.user,data:data0};
+const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema40.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4248,7 +4379,7 @@ if(data.steps !== undefined){
 let data2 = data.steps;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema38.properties.steps,data:data2};
+const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema40.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4258,7 +4389,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data2.length < 1){
-const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema38.properties.steps,data:data2};
+const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema40.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4276,7 +4407,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.properties.steps.type,parentSchema:schema38.properties.steps,data:data2};
+const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.properties.steps.type,parentSchema:schema40.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4288,7 +4419,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4307,7 +4438,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turns === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema36.required,parentSchema:schema36,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema38.required,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4318,7 +4449,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "systemPrompt") || (key0 === "tools")) || (key0 === "facts")) || (key0 === "turns"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema36,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4331,7 +4462,7 @@ errors++;
 if(data.systemPrompt !== undefined){
 let data0 = data.systemPrompt;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.systemPrompt.type,parentSchema:schema36.properties.systemPrompt,data:data0};
+const err2 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.properties.systemPrompt.type,parentSchema:schema38.properties.systemPrompt,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4345,7 +4476,7 @@ if(data.tools !== undefined){
 let data1 = data.tools;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err3 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema36.properties.tools,data:data1};
+const err3 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema38.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4359,7 +4490,7 @@ for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.name === undefined){
-const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema37.required,parentSchema:schema37,data:data2};
+const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema39.required,parentSchema:schema39,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4370,7 +4501,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!(((key1 === "name") || (key1 === "description")) || (key1 === "parameters"))){
-const err5 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema37,data:data2};
+const err5 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema39,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4384,7 +4515,7 @@ if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema37.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema39.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4394,7 +4525,7 @@ vErrors.push(err6);
 errors++;
 }
 if(func3(data3) < 1){
-const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema37.properties.name,data:data3};
+const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema39.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4405,7 +4536,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.properties.name.type,parentSchema:schema37.properties.name,data:data3};
+const err8 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.properties.name.type,parentSchema:schema39.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4418,7 +4549,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if(typeof data4 !== "string"){
-const err9 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.properties.description.type,parentSchema:schema37.properties.description,data:data4};
+const err9 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.properties.description.type,parentSchema:schema39.properties.description,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4431,7 +4562,7 @@ errors++;
 if(data2.parameters !== undefined){
 let data5 = data2.parameters;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err10 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.properties.parameters.type,parentSchema:schema37.properties.parameters,data:data5};
+const err10 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.properties.parameters.type,parentSchema:schema39.properties.parameters,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4443,7 +4574,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data:data2};
+const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4455,7 +4586,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.properties.tools.type,parentSchema:schema36.properties.tools,data:data1};
+const err12 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.properties.tools.type,parentSchema:schema38.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4469,7 +4600,7 @@ if(data.facts !== undefined){
 let data6 = data.facts;
 if(Array.isArray(data6)){
 if(data6.length > 1000){
-const err13 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema36.properties.facts,data:data6};
+const err13 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema38.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4482,7 +4613,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err14 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.facts.items.type,parentSchema:schema36.properties.facts.items,data:data7};
+const err14 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.properties.facts.items.type,parentSchema:schema38.properties.facts.items,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4494,7 +4625,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.properties.facts.type,parentSchema:schema36.properties.facts,data:data6};
+const err15 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.properties.facts.type,parentSchema:schema38.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4508,7 +4639,7 @@ if(data.turns !== undefined){
 let data8 = data.turns;
 if(Array.isArray(data8)){
 if(data8.length > 10000){
-const err16 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema36.properties.turns,data:data8};
+const err16 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema38.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4518,7 +4649,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data8.length < 1){
-const err17 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema36.properties.turns,data:data8};
+const err17 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema38.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4536,7 +4667,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.properties.turns.type,parentSchema:schema36.properties.turns,data:data8};
+const err18 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.properties.turns.type,parentSchema:schema38.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4548,7 +4679,7 @@ errors++;
 }
 }
 else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
+const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4571,7 +4702,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.recorded === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "recorded"},message:"must have required property '"+"recorded"+"'",schema:schema33.oneOf[0].required,parentSchema:schema33.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "recorded"},message:"must have required property '"+"recorded"+"'",schema:schema35.oneOf[0].required,parentSchema:schema35.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4589,7 +4720,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.generate === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "generate"},message:"must have required property '"+"generate"+"'",schema:schema33.oneOf[1].required,parentSchema:schema33.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "generate"},message:"must have required property '"+"generate"+"'",schema:schema35.oneOf[1].required,parentSchema:schema35.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4612,7 +4743,7 @@ passing0 = 1;
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.inline === undefined){
-const err2 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "inline"},message:"must have required property '"+"inline"+"'",schema:schema33.oneOf[2].required,parentSchema:schema33.oneOf[2],data};
+const err2 = {instancePath,schemaPath:"#/oneOf/2/required",keyword:"required",params:{missingProperty: "inline"},message:"must have required property '"+"inline"+"'",schema:schema35.oneOf[2].required,parentSchema:schema35.oneOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4635,7 +4766,7 @@ passing0 = 2;
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.file === undefined){
-const err3 = {instancePath,schemaPath:"#/oneOf/3/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema33.oneOf[3].required,parentSchema:schema33.oneOf[3],data};
+const err3 = {instancePath,schemaPath:"#/oneOf/3/required",keyword:"required",params:{missingProperty: "file"},message:"must have required property '"+"file"+"'",schema:schema35.oneOf[3].required,parentSchema:schema35.oneOf[3],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4658,7 +4789,7 @@ passing0 = 3;
 const _errs6 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.import === undefined){
-const err4 = {instancePath,schemaPath:"#/oneOf/4/required",keyword:"required",params:{missingProperty: "import"},message:"must have required property '"+"import"+"'",schema:schema33.oneOf[4].required,parentSchema:schema33.oneOf[4],data};
+const err4 = {instancePath,schemaPath:"#/oneOf/4/required",keyword:"required",params:{missingProperty: "import"},message:"must have required property '"+"import"+"'",schema:schema35.oneOf[4].required,parentSchema:schema35.oneOf[4],data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4683,7 +4814,7 @@ passing0 = 4;
 }
 }
 if(!valid0){
-const err5 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema33.oneOf,parentSchema:schema33,data};
+const err5 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema35.oneOf,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4706,7 +4837,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((((key0 === "recorded") || (key0 === "dialect")) || (key0 === "generate")) || (key0 === "inline")) || (key0 === "file")) || (key0 === "import"))){
-const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema33,data};
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4721,7 +4852,7 @@ if(data.recorded === undefined){
 const err7 = {instancePath,schemaPath:"#/dependencies",keyword:"dependencies",params:{property: "dialect",
     missingProperty: "recorded",
     depsCount: 1,
-    deps: "recorded"},message:"must have property recorded when property dialect is present",schema:schema33.dependencies,parentSchema:schema33,data};
+    deps: "recorded"},message:"must have property recorded when property dialect is present",schema:schema35.dependencies,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4735,7 +4866,7 @@ if(data.recorded !== undefined){
 let data0 = data.recorded;
 if(typeof data0 === "string"){
 if(func3(data0) > 1000){
-const err8 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema33.properties.recorded,data:data0};
+const err8 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema35.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4745,7 +4876,7 @@ vErrors.push(err8);
 errors++;
 }
 if(func3(data0) < 1){
-const err9 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.recorded,data:data0};
+const err9 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema35.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4756,7 +4887,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.recorded.type,parentSchema:schema33.properties.recorded,data:data0};
+const err10 = {instancePath:instancePath+"/recorded",schemaPath:"#/properties/recorded/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.recorded.type,parentSchema:schema35.properties.recorded,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4793,7 +4924,7 @@ if(data.generate !== undefined){
 let data2 = data.generate;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.generator === undefined){
-const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema35.required,parentSchema:schema35,data:data2};
+const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema37.required,parentSchema:schema37,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4803,7 +4934,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data2.turns === undefined){
-const err14 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema35.required,parentSchema:schema35,data:data2};
+const err14 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema37.required,parentSchema:schema37,data:data2};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4814,7 +4945,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!(((key1 === "generator") || (key1 === "turns")) || (key1 === "params"))){
-const err15 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema35,data:data2};
+const err15 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema37,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4828,7 +4959,7 @@ if(data2.generator !== undefined){
 let data3 = data2.generator;
 if(typeof data3 === "string"){
 if(func3(data3) > 100){
-const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema35.properties.generator,data:data3};
+const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema37.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4838,7 +4969,7 @@ vErrors.push(err16);
 errors++;
 }
 if(!pattern2.test(data3)){
-const err17 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema35.properties.generator,data:data3};
+const err17 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema37.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4849,7 +4980,7 @@ errors++;
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.generator.type,parentSchema:schema35.properties.generator,data:data3};
+const err18 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.properties.generator.type,parentSchema:schema37.properties.generator,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4862,7 +4993,7 @@ errors++;
 if(data2.turns !== undefined){
 let data4 = data2.turns;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema35.properties.turns.type,parentSchema:schema35.properties.turns,data:data4};
+const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema37.properties.turns.type,parentSchema:schema37.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -4873,7 +5004,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 > 100000 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema35.properties.turns,data:data4};
+const err20 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema37.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -4883,7 +5014,7 @@ vErrors.push(err20);
 errors++;
 }
 if(data4 < 1 || isNaN(data4)){
-const err21 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema35.properties.turns,data:data4};
+const err21 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema37.properties.turns,data:data4};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -4897,7 +5028,7 @@ errors++;
 if(data2.params !== undefined){
 let data5 = data2.params;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err22 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.properties.params.type,parentSchema:schema35.properties.params,data:data5};
+const err22 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.properties.params.type,parentSchema:schema37.properties.params,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4909,7 +5040,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data:data2};
+const err23 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data:data2};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4929,7 +5060,7 @@ if(data.file !== undefined){
 let data7 = data.file;
 if(typeof data7 === "string"){
 if(func3(data7) > 1000){
-const err24 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema33.properties.file,data:data7};
+const err24 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema35.properties.file,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4939,7 +5070,7 @@ vErrors.push(err24);
 errors++;
 }
 if(func3(data7) < 1){
-const err25 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema33.properties.file,data:data7};
+const err25 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema35.properties.file,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4950,7 +5081,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema33.properties.file.type,parentSchema:schema33.properties.file,data:data7};
+const err26 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.properties.file.type,parentSchema:schema35.properties.file,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4964,7 +5095,7 @@ if(data.import !== undefined){
 let data8 = data.import;
 if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
 if(data8.format === undefined){
-const err27 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'",schema:schema55.required,parentSchema:schema55,data:data8};
+const err27 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'",schema:schema57.required,parentSchema:schema57,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4974,7 +5105,7 @@ vErrors.push(err27);
 errors++;
 }
 if(data8.path === undefined){
-const err28 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema55.required,parentSchema:schema55,data:data8};
+const err28 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema57.required,parentSchema:schema57,data:data8};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4985,7 +5116,7 @@ errors++;
 }
 for(const key2 in data8){
 if(!(((key2 === "format") || (key2 === "path")) || (key2 === "keepSecrets"))){
-const err29 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data:data8};
+const err29 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema57,data:data8};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4998,7 +5129,7 @@ errors++;
 if(data8.format !== undefined){
 let data9 = data8.format;
 if(!((((((data9 === "openai-chat") || (data9 === "openai-responses")) || (data9 === "anthropic-messages")) || (data9 === "claude-code")) || (data9 === "codex")) || (data9 === "dsh"))){
-const err30 = {instancePath:instancePath+"/import/format",schemaPath:"#/definitions/Import/properties/format/enum",keyword:"enum",params:{allowedValues: schema55.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema55.properties.format.enum,parentSchema:schema55.properties.format,data:data9};
+const err30 = {instancePath:instancePath+"/import/format",schemaPath:"#/definitions/Import/properties/format/enum",keyword:"enum",params:{allowedValues: schema57.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema57.properties.format.enum,parentSchema:schema57.properties.format,data:data9};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5012,7 +5143,7 @@ if(data8.path !== undefined){
 let data10 = data8.path;
 if(typeof data10 === "string"){
 if(func3(data10) > 1000){
-const err31 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema55.properties.path,data:data10};
+const err31 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema57.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5022,7 +5153,7 @@ vErrors.push(err31);
 errors++;
 }
 if(func3(data10) < 1){
-const err32 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema55.properties.path,data:data10};
+const err32 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema57.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5033,7 +5164,7 @@ errors++;
 }
 }
 else {
-const err33 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.properties.path.type,parentSchema:schema55.properties.path,data:data10};
+const err33 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.path.type,parentSchema:schema57.properties.path,data:data10};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -5046,7 +5177,7 @@ errors++;
 if(data8.keepSecrets !== undefined){
 let data11 = data8.keepSecrets;
 if(typeof data11 !== "boolean"){
-const err34 = {instancePath:instancePath+"/import/keepSecrets",schemaPath:"#/definitions/Import/properties/keepSecrets/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema55.properties.keepSecrets.type,parentSchema:schema55.properties.keepSecrets,data:data11};
+const err34 = {instancePath:instancePath+"/import/keepSecrets",schemaPath:"#/definitions/Import/properties/keepSecrets/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema57.properties.keepSecrets.type,parentSchema:schema57.properties.keepSecrets,data:data11};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5058,7 +5189,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data:data8};
+const err35 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema57.type,parentSchema:schema57,data:data8};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -5070,7 +5201,7 @@ errors++;
 }
 }
 else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5083,340 +5214,12 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-const schema56 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}};
-const schema57 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
-const schema58 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}};
-const schema59 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]};
+const schema58 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}};
+const schema59 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
+const schema60 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}};
+const schema61 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]};
 
 function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-if(!(func2.call(schema58.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema58,data};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(data.requestIndex !== undefined){
-let data0 = data.requestIndex;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.requestIndex.type,parentSchema:schema58.properties.requestIndex,data:data0};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.requestIndex,data:data0};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.purpose !== undefined){
-let data1 = data.purpose;
-if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.purpose.type,parentSchema:schema58.properties.purpose,data:data1};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(!((data1 === "conversation") || (data1 === "compaction"))){
-const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema58.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema58.properties.purpose.enum,parentSchema:schema58.properties.purpose,data:data1};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.occurrence !== undefined){
-let data2 = data.occurrence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.occurrence.type,parentSchema:schema58.properties.occurrence,data:data2};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema58.properties.occurrence,data:data2};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-if(data.afterEvent !== undefined){
-let data3 = data.afterEvent;
-if(typeof data3 !== "string"){
-const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.type,parentSchema:schema59,data:data3};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!((((((((((((((((((((((data3 === "turn/start") || (data3 === "turn/end")) || (data3 === "step/start")) || (data3 === "step/end")) || (data3 === "system/message")) || (data3 === "user/message")) || (data3 === "assistant/chunk")) || (data3 === "assistant/message")) || (data3 === "tool/call")) || (data3 === "tool/result")) || (data3 === "request/header")) || (data3 === "request/context")) || (data3 === "session/end-seed")) || (data3 === "llm/retry")) || (data3 === "llm/retry-started")) || (data3 === "compaction/start")) || (data3 === "compaction/summary")) || (data3 === "compaction/summary-error")) || (data3 === "compaction/prune")) || (data3 === "compaction/end")) || (data3 === "image/offload")) || (data3 === "checkpoint"))){
-const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema59.enum},message:"must be equal to one of the allowed values",schema:schema59.enum,parentSchema:schema59,data:data3};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.afterSeq !== undefined){
-let data4 = data.afterSeq;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.afterSeq.type,parentSchema:schema58.properties.afterSeq,data:data4};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.afterSeq,data:data4};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-if(data.turn !== undefined){
-let data5 = data.turn;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err11 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.turn.type,parentSchema:schema58.properties.turn,data:data5};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err12 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema58.properties.turn,data:data5};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data.step !== undefined){
-let data6 = data.step;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err13 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.step.type,parentSchema:schema58.properties.step,data:data6};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err14 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema58.properties.step,data:data6};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-}
-if(data.route !== undefined){
-let data7 = data.route;
-if(typeof data7 === "string"){
-if(func3(data7) > 200){
-const err15 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema58.properties.route,data:data7};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(func3(data7) < 1){
-const err16 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema58.properties.route,data:data7};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-else {
-const err17 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.route.type,parentSchema:schema58.properties.route,data:data7};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.promptTokensAtLeast !== undefined){
-let data8 = data.promptTokensAtLeast;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err18 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.promptTokensAtLeast.type,parentSchema:schema58.properties.promptTokensAtLeast,data:data8};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err19 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.promptTokensAtLeast,data:data8};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-}
-if(data.maxTokensAbove !== undefined){
-let data9 = data.maxTokensAbove;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err20 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.maxTokensAbove.type,parentSchema:schema58.properties.maxTokensAbove,data:data9};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err21 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.maxTokensAbove,data:data9};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-}
-if(data.hasImages !== undefined){
-let data10 = data.hasImages;
-if(typeof data10 !== "boolean"){
-const err22 = {instancePath:instancePath+"/hasImages",schemaPath:"#/properties/hasImages/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema58.properties.hasImages.type,parentSchema:schema58.properties.hasImages,data:data10};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data.atVirtualMs !== undefined){
-let data11 = data.atVirtualMs;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err23 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema58.properties.atVirtualMs.type,parentSchema:schema58.properties.atVirtualMs,data:data11};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err24 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema58.properties.atVirtualMs,data:data11};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-validate46.errors = vErrors;
-return errors === 0;
-}
-
-const schema60 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
-const schema61 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
-
-function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5432,10 +5235,338 @@ vErrors.push(err0);
 errors++;
 }
 }
+if(data.requestIndex !== undefined){
+let data0 = data.requestIndex;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.requestIndex.type,parentSchema:schema60.properties.requestIndex,data:data0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.requestIndex,data:data0};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.purpose !== undefined){
+let data1 = data.purpose;
+if(typeof data1 !== "string"){
+const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.purpose.type,parentSchema:schema60.properties.purpose,data:data1};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!((data1 === "conversation") || (data1 === "compaction"))){
+const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema60.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.purpose.enum,parentSchema:schema60.properties.purpose,data:data1};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.occurrence !== undefined){
+let data2 = data.occurrence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.occurrence.type,parentSchema:schema60.properties.occurrence,data:data2};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema60.properties.occurrence,data:data2};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.afterEvent !== undefined){
+let data3 = data.afterEvent;
+if(typeof data3 !== "string"){
+const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data:data3};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!((((((((((((((((((((((data3 === "turn/start") || (data3 === "turn/end")) || (data3 === "step/start")) || (data3 === "step/end")) || (data3 === "system/message")) || (data3 === "user/message")) || (data3 === "assistant/chunk")) || (data3 === "assistant/message")) || (data3 === "tool/call")) || (data3 === "tool/result")) || (data3 === "request/header")) || (data3 === "request/context")) || (data3 === "session/end-seed")) || (data3 === "llm/retry")) || (data3 === "llm/retry-started")) || (data3 === "compaction/start")) || (data3 === "compaction/summary")) || (data3 === "compaction/summary-error")) || (data3 === "compaction/prune")) || (data3 === "compaction/end")) || (data3 === "image/offload")) || (data3 === "checkpoint"))){
+const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values",schema:schema61.enum,parentSchema:schema61,data:data3};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.afterSeq !== undefined){
+let data4 = data.afterSeq;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.afterSeq.type,parentSchema:schema60.properties.afterSeq,data:data4};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.afterSeq,data:data4};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.turn !== undefined){
+let data5 = data.turn;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err11 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.turn.type,parentSchema:schema60.properties.turn,data:data5};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err12 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema60.properties.turn,data:data5};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.step !== undefined){
+let data6 = data.step;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err13 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.step.type,parentSchema:schema60.properties.step,data:data6};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err14 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema60.properties.step,data:data6};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.route !== undefined){
+let data7 = data.route;
+if(typeof data7 === "string"){
+if(func3(data7) > 200){
+const err15 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema60.properties.route,data:data7};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(func3(data7) < 1){
+const err16 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema60.properties.route,data:data7};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.route.type,parentSchema:schema60.properties.route,data:data7};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.promptTokensAtLeast !== undefined){
+let data8 = data.promptTokensAtLeast;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err18 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.promptTokensAtLeast.type,parentSchema:schema60.properties.promptTokensAtLeast,data:data8};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err19 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.promptTokensAtLeast,data:data8};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.maxTokensAbove !== undefined){
+let data9 = data.maxTokensAbove;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err20 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.maxTokensAbove.type,parentSchema:schema60.properties.maxTokensAbove,data:data9};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err21 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.maxTokensAbove,data:data9};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data.hasImages !== undefined){
+let data10 = data.hasImages;
+if(typeof data10 !== "boolean"){
+const err22 = {instancePath:instancePath+"/hasImages",schemaPath:"#/properties/hasImages/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema60.properties.hasImages.type,parentSchema:schema60.properties.hasImages,data:data10};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.atVirtualMs !== undefined){
+let data11 = data.atVirtualMs;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err23 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.atVirtualMs.type,parentSchema:schema60.properties.atVirtualMs,data:data11};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err24 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.atVirtualMs,data:data11};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate46.errors = vErrors;
+return errors === 0;
+}
+
+const schema62 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"FAULT-41: the capacity the conversation route reports (shorthand for its `reportedContextWindow`: 0, negative, fractional, or a wrong but valid window). FAULT-44: the window of the `<model>-switched` route.","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
+const schema63 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
+
+function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(func2.call(schema62.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema62,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
 if(data.body !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status === undefined){
-const err1 = {instancePath,schemaPath:"#/dependencies/body/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema60.dependencies.body.required,parentSchema:schema60.dependencies.body,data};
+const err1 = {instancePath,schemaPath:"#/dependencies/body/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema62.dependencies.body.required,parentSchema:schema62.dependencies.body,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5449,7 +5580,7 @@ errors++;
 if(data.headers !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.body === undefined){
-const err2 = {instancePath,schemaPath:"#/dependencies/headers/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'",schema:schema60.dependencies.headers.required,parentSchema:schema60.dependencies.headers,data};
+const err2 = {instancePath,schemaPath:"#/dependencies/headers/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'",schema:schema62.dependencies.headers.required,parentSchema:schema62.dependencies.headers,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5478,7 +5609,7 @@ errors++;
 }
 var valid1 = _errs6 === errors;
 if(valid1){
-const err4 = {instancePath,schemaPath:"#/dependencies/codes/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema60.dependencies.codes.not,parentSchema:schema60.dependencies.codes,data};
+const err4 = {instancePath,schemaPath:"#/dependencies/codes/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema62.dependencies.codes.not,parentSchema:schema62.dependencies.codes,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5502,7 +5633,7 @@ vErrors = null;
 if(data.chunks !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.delivery === undefined){
-const err5 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema60.dependencies.chunks.required,parentSchema:schema60.dependencies.chunks,data};
+const err5 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema62.dependencies.chunks.required,parentSchema:schema62.dependencies.chunks,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5514,7 +5645,7 @@ errors++;
 if(data.delivery !== undefined){
 let data0 = data.delivery;
 if("after-chunks" !== data0){
-const err6 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema60.dependencies.chunks.properties.delivery,data:data0};
+const err6 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema62.dependencies.chunks.properties.delivery,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5529,7 +5660,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data:data1};
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.type,parentSchema:schema63,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5539,7 +5670,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values",schema:schema61.enum,parentSchema:schema61,data:data1};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values",schema:schema63.enum,parentSchema:schema63,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5553,7 +5684,7 @@ if(data.message !== undefined){
 let data2 = data.message;
 if(typeof data2 === "string"){
 if(func3(data2) > 10000){
-const err9 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema60.properties.message,data:data2};
+const err9 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema62.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5564,7 +5695,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.message.type,parentSchema:schema60.properties.message,data:data2};
+const err10 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.properties.message.type,parentSchema:schema62.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -5577,7 +5708,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.status.type,parentSchema:schema60.properties.status,data:data3};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.status.type,parentSchema:schema62.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -5588,7 +5719,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 599 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema60.properties.status,data:data3};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema62.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -5598,7 +5729,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data3 < 100 || isNaN(data3)){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema60.properties.status,data:data3};
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema62.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5612,7 +5743,7 @@ errors++;
 if(data.offloadImages !== undefined){
 let data4 = data.offloadImages;
 if(!((typeof data4 == "number") && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema60.properties.offloadImages.type,parentSchema:schema60.properties.offloadImages,data:data4};
+const err14 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.offloadImages.type,parentSchema:schema62.properties.offloadImages,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5625,7 +5756,7 @@ errors++;
 if(data.delivery !== undefined){
 let data5 = data.delivery;
 if(typeof data5 !== "string"){
-const err15 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.delivery.type,parentSchema:schema60.properties.delivery,data:data5};
+const err15 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.properties.delivery.type,parentSchema:schema62.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5635,7 +5766,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((data5 === "before-headers") || (data5 === "after-headers")) || (data5 === "after-chunks")) || (data5 === "after-timeout"))){
-const err16 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema60.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.delivery.enum,parentSchema:schema60.properties.delivery,data:data5};
+const err16 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema62.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.delivery.enum,parentSchema:schema62.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5648,7 +5779,7 @@ errors++;
 if(data.chunks !== undefined){
 let data6 = data.chunks;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.chunks.type,parentSchema:schema60.properties.chunks,data:data6};
+const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.chunks.type,parentSchema:schema62.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5659,7 +5790,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100000 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema60.properties.chunks,data:data6};
+const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema62.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5669,7 +5800,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.chunks,data:data6};
+const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema62.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5683,7 +5814,7 @@ errors++;
 if(data.retryAfterMs !== undefined){
 let data7 = data.retryAfterMs;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err20 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.retryAfterMs.type,parentSchema:schema60.properties.retryAfterMs,data:data7};
+const err20 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.retryAfterMs.type,parentSchema:schema62.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5694,7 +5825,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err21 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema60.properties.retryAfterMs,data:data7};
+const err21 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema62.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5708,7 +5839,7 @@ errors++;
 if(data.count !== undefined){
 let data8 = data.count;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err22 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.properties.count.type,parentSchema:schema60.properties.count,data:data8};
+const err22 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema62.properties.count.type,parentSchema:schema62.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5719,7 +5850,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1000 || isNaN(data8)){
-const err23 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema60.properties.count,data:data8};
+const err23 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema62.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5729,7 +5860,7 @@ vErrors.push(err23);
 errors++;
 }
 if(data8 < 1 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema60.properties.count,data:data8};
+const err24 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema62.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5743,7 +5874,7 @@ errors++;
 if(data.contextWindow !== undefined){
 let data9 = data.contextWindow;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err25 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema60.properties.contextWindow.type,parentSchema:schema60.properties.contextWindow,data:data9};
+const err25 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema62.properties.contextWindow.type,parentSchema:schema62.properties.contextWindow,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5757,7 +5888,7 @@ if(data.switchTo !== undefined){
 let data10 = data.switchTo;
 if(typeof data10 === "string"){
 if(func3(data10) > 200){
-const err26 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema60.properties.switchTo,data:data10};
+const err26 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema62.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5767,7 +5898,7 @@ vErrors.push(err26);
 errors++;
 }
 if(func3(data10) < 1){
-const err27 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema60.properties.switchTo,data:data10};
+const err27 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema62.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5778,7 +5909,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.switchTo.type,parentSchema:schema60.properties.switchTo,data:data10};
+const err28 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.properties.switchTo.type,parentSchema:schema62.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5791,7 +5922,7 @@ errors++;
 if(data.body !== undefined){
 let data11 = data.body;
 if((!data11 || typeof data11 != "object") && (typeof data11 !== "string")){
-const err29 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: schema60.properties.body.type},message:"must be string,object,array",schema:schema60.properties.body.type,parentSchema:schema60.properties.body,data:data11};
+const err29 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: schema62.properties.body.type},message:"must be string,object,array",schema:schema62.properties.body.type,parentSchema:schema62.properties.body,data:data11};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5802,7 +5933,7 @@ errors++;
 }
 if(typeof data11 === "string"){
 if(func3(data11) > 100000){
-const err30 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters",schema:100000,parentSchema:schema60.properties.body,data:data11};
+const err30 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters",schema:100000,parentSchema:schema62.properties.body,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5817,7 +5948,7 @@ if(data.headers !== undefined){
 let data12 = data.headers;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length > 50){
-const err31 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties",schema:50,parentSchema:schema60.properties.headers,data:data12};
+const err31 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties",schema:50,parentSchema:schema62.properties.headers,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5830,7 +5961,7 @@ for(const key1 in data12){
 let data13 = data12[key1];
 if(typeof data13 === "string"){
 if(func3(data13) > 10000){
-const err32 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema60.properties.headers.additionalProperties,data:data13};
+const err32 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema62.properties.headers.additionalProperties,data:data13};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5841,7 +5972,7 @@ errors++;
 }
 }
 else {
-const err33 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.headers.additionalProperties.type,parentSchema:schema60.properties.headers.additionalProperties,data:data13};
+const err33 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.properties.headers.additionalProperties.type,parentSchema:schema62.properties.headers.additionalProperties,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -5853,7 +5984,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.properties.headers.type,parentSchema:schema60.properties.headers,data:data12};
+const err34 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.properties.headers.type,parentSchema:schema62.properties.headers,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -5867,7 +5998,7 @@ if(data.codes !== undefined){
 let data14 = data.codes;
 if(Array.isArray(data14)){
 if(data14.length > 1000){
-const err35 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema60.properties.codes,data:data14};
+const err35 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema62.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -5877,7 +6008,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data14.length < 1){
-const err36 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema60.properties.codes,data:data14};
+const err36 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema62.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -5890,7 +6021,7 @@ const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
 let data15 = data14[i0];
 if(typeof data15 !== "string"){
-const err37 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data:data15};
+const err37 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.type,parentSchema:schema63,data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -5900,7 +6031,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((((((((((((data15 === "CONTEXT_WINDOW_EXCEEDED") || (data15 === "IMAGE_OFFLOAD_REQUIRED")) || (data15 === "UNSUPPORTED_CONTENT")) || (data15 === "MAX_TOKENS")) || (data15 === "ABORTED")) || (data15 === "RATE_LIMIT")) || (data15 === "SERVER")) || (data15 === "TIMEOUT")) || (data15 === "TRANSPORT")) || (data15 === "EMPTY_RESPONSE")) || (data15 === "INVALID_MODEL_CONTEXT")) || (data15 === "NO_ADAPTER")) || (data15 === "UNKNOWN"))){
-const err38 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values",schema:schema61.enum,parentSchema:schema61,data:data15};
+const err38 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values",schema:schema63.enum,parentSchema:schema63,data:data15};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -5912,7 +6043,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema60.properties.codes.type,parentSchema:schema60.properties.codes,data:data14};
+const err39 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema62.properties.codes.type,parentSchema:schema62.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -5924,7 +6055,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -5943,7 +6074,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema56.required,parentSchema:schema56,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema58.required,parentSchema:schema58,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5954,7 +6085,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "id") || (key0 === "kind")) || (key0 === "when")) || (key0 === "params")) || (key0 === "optional"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema56,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema58,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5968,7 +6099,7 @@ if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
 if(func3(data0) > 100){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema56.properties.id,data:data0};
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema58.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5978,7 +6109,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!pattern1.test(data0)){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema56.properties.id,data:data0};
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema58.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5989,7 +6120,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.id.type,parentSchema:schema56.properties.id,data:data0};
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.id.type,parentSchema:schema58.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6002,7 +6133,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.type,parentSchema:schema57,data:data1};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.type,parentSchema:schema59,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6012,7 +6143,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data1 === "FAULT-01") || (data1 === "FAULT-02")) || (data1 === "FAULT-03")) || (data1 === "FAULT-04")) || (data1 === "FAULT-05")) || (data1 === "FAULT-06")) || (data1 === "FAULT-07")) || (data1 === "FAULT-08")) || (data1 === "FAULT-09")) || (data1 === "FAULT-10")) || (data1 === "FAULT-11")) || (data1 === "FAULT-12")) || (data1 === "FAULT-13")) || (data1 === "FAULT-14")) || (data1 === "FAULT-15")) || (data1 === "FAULT-16")) || (data1 === "FAULT-17")) || (data1 === "FAULT-20")) || (data1 === "FAULT-21")) || (data1 === "FAULT-22")) || (data1 === "FAULT-23")) || (data1 === "FAULT-24")) || (data1 === "FAULT-25")) || (data1 === "FAULT-26")) || (data1 === "FAULT-27")) || (data1 === "FAULT-28")) || (data1 === "FAULT-29")) || (data1 === "FAULT-30")) || (data1 === "FAULT-31")) || (data1 === "FAULT-32")) || (data1 === "FAULT-33")) || (data1 === "FAULT-40")) || (data1 === "FAULT-41")) || (data1 === "FAULT-42")) || (data1 === "FAULT-43")) || (data1 === "FAULT-44")) || (data1 === "FAULT-45")) || (data1 === "FAULT-46")) || (data1 === "FAULT-50")) || (data1 === "FAULT-51")) || (data1 === "FAULT-52")) || (data1 === "FAULT-53")) || (data1 === "FAULT-54")) || (data1 === "FAULT-55")) || (data1 === "FAULT-56")) || (data1 === "FAULT-57")) || (data1 === "FAULT-60")) || (data1 === "FAULT-61")) || (data1 === "FAULT-62")) || (data1 === "FAULT-63")) || (data1 === "FAULT-64")) || (data1 === "FAULT-65")) || (data1 === "FAULT-66")) || (data1 === "FAULT-70")) || (data1 === "FAULT-71")) || (data1 === "FAULT-72")) || (data1 === "FAULT-73")) || (data1 === "FAULT-74")) || (data1 === "FAULT-75")) || (data1 === "FAULT-76")) || (data1 === "FAULT-77")) || (data1 === "FAULT-78")) || (data1 === "FAULT-79")) || (data1 === "FAULT-80")) || (data1 === "FAULT-81")) || (data1 === "FAULT-82")) || (data1 === "FAULT-83")) || (data1 === "FAULT-84"))){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema57.enum},message:"must be equal to one of the allowed values",schema:schema57.enum,parentSchema:schema57,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema59.enum},message:"must be equal to one of the allowed values",schema:schema59.enum,parentSchema:schema59,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6037,7 +6168,7 @@ errors = vErrors.length;
 if(data.optional !== undefined){
 let data4 = data.optional;
 if(typeof data4 !== "boolean"){
-const err7 = {instancePath:instancePath+"/optional",schemaPath:"#/properties/optional/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.optional.type,parentSchema:schema56.properties.optional,data:data4};
+const err7 = {instancePath:instancePath+"/optional",schemaPath:"#/properties/optional/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema58.properties.optional.type,parentSchema:schema58.properties.optional,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6049,7 +6180,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6062,16 +6193,17 @@ validate45.errors = vErrors;
 return errors === 0;
 }
 
-const schema63 = {"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]};
-const schema64 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn, on the new and empty session: nothing to compact, so compactNow returns null and a warning says so). After a crash restore, the calls due after the crash turn run before the next turn, except one whose bracket the crashed process had begun.","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
-const schema65 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
+const schema65 = {"description":"One explicit call: `compactNow` between turns (§3.7), `compactRegion` inside a turn (§3.8), or `prune` — the tool-result pruner invoked between turns, with no turn open (FAULT-66, §5.4 rule 4).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion","prune"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"},{"$ref":"#/definitions/PruneAction"}]};
+const schema66 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn, on the new and empty session: nothing to compact, so compactNow returns null and a warning says so). After a crash restore, the calls due after the crash turn run before the next turn, except one whose bracket the crashed process had begun.","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
+const schema67 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
+const schema68 = {"description":"The pruner's `pruneSession` called on the idle session after a number of completed turns, with no turn open (FAULT-66): its pre-validation must refuse before writing anything (§5.4 rule 4). Needs `pruner`.","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`prune`.","const":"prune"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema63.required,parentSchema:schema63,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema65.required,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6083,7 +6215,7 @@ errors++;
 if(data.action !== undefined){
 let data0 = data.action;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.action.type,parentSchema:schema63.properties.action,data:data0};
+const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema65.properties.action.type,parentSchema:schema65.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6092,8 +6224,8 @@ vErrors.push(err1);
 }
 errors++;
 }
-if(!((data0 === "compactNow") || (data0 === "compactRegion"))){
-const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema63.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema63.properties.action.enum,parentSchema:schema63.properties.action,data:data0};
+if(!(((data0 === "compactNow") || (data0 === "compactRegion")) || (data0 === "prune"))){
+const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema65.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema65.properties.action.enum,parentSchema:schema65.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6108,7 +6240,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "compactNow"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema64.required,parentSchema:schema64,data};
+const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema66.required,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6118,7 +6250,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.afterTurn === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema64.required,parentSchema:schema64,data};
+const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema66.required,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6129,7 +6261,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "action") || (key0 === "afterTurn")) || (key0 === "sourceCommandId"))){
-const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema64,data};
+const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6142,7 +6274,7 @@ errors++;
 if(data.action !== undefined){
 let data1 = data.action;
 if("compactNow" !== data1){
-const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema64.properties.action,data:data1};
+const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema66.properties.action,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6155,7 +6287,7 @@ errors++;
 if(data.afterTurn !== undefined){
 let data2 = data.afterTurn;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.properties.afterTurn.type,parentSchema:schema64.properties.afterTurn,data:data2};
+const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.afterTurn.type,parentSchema:schema66.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6166,7 +6298,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema64.properties.afterTurn,data:data2};
+const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6181,7 +6313,7 @@ if(data.sourceCommandId !== undefined){
 let data3 = data.sourceCommandId;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema64.properties.sourceCommandId,data:data3};
+const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema66.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6191,7 +6323,7 @@ vErrors.push(err9);
 errors++;
 }
 if(func3(data3) < 1){
-const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema64.properties.sourceCommandId,data:data3};
+const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema66.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6202,7 +6334,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.properties.sourceCommandId.type,parentSchema:schema64.properties.sourceCommandId,data:data3};
+const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.sourceCommandId.type,parentSchema:schema66.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6214,7 +6346,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema64.type,parentSchema:schema64,data};
+const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6227,7 +6359,7 @@ errors++;
 else if(tag0 === "compactRegion"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema65.required,parentSchema:schema65,data};
+const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema67.required,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6237,7 +6369,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.turn === undefined){
-const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema65.required,parentSchema:schema65,data};
+const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema67.required,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6247,7 +6379,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.start === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema65.required,parentSchema:schema65,data};
+const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema67.required,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6257,7 +6389,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.end === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema65.required,parentSchema:schema65,data};
+const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema67.required,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6268,7 +6400,7 @@ errors++;
 }
 for(const key1 in data){
 if(!(((((key1 === "action") || (key1 === "turn")) || (key1 === "beforeStep")) || (key1 === "start")) || (key1 === "end"))){
-const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema65,data};
+const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6281,7 +6413,7 @@ errors++;
 if(data.action !== undefined){
 let data4 = data.action;
 if("compactRegion" !== data4){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema65.properties.action,data:data4};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema67.properties.action,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6294,7 +6426,7 @@ errors++;
 if(data.turn !== undefined){
 let data5 = data.turn;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.turn.type,parentSchema:schema65.properties.turn,data:data5};
+const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema67.properties.turn.type,parentSchema:schema67.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6305,7 +6437,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema65.properties.turn,data:data5};
+const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema67.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6319,7 +6451,7 @@ errors++;
 if(data.beforeStep !== undefined){
 let data6 = data.beforeStep;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.beforeStep.type,parentSchema:schema65.properties.beforeStep,data:data6};
+const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema67.properties.beforeStep.type,parentSchema:schema67.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6330,7 +6462,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema65.properties.beforeStep,data:data6};
+const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema67.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6344,7 +6476,7 @@ errors++;
 if(data.start !== undefined){
 let data7 = data.start;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.start.type,parentSchema:schema65.properties.start,data:data7};
+const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema67.properties.start.type,parentSchema:schema67.properties.start,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6357,7 +6489,7 @@ errors++;
 if(data.end !== undefined){
 let data8 = data.end;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.end.type,parentSchema:schema65.properties.end,data:data8};
+const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema67.properties.end.type,parentSchema:schema67.properties.end,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6369,7 +6501,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
+const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6379,8 +6511,10 @@ vErrors.push(err25);
 errors++;
 }
 }
-else {
-const err26 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema63.discriminator,parentSchema:schema63,data};
+else if(tag0 === "prune"){
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.action === undefined){
+const err26 = {instancePath,schemaPath:"#/definitions/PruneAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema68.required,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6389,9 +6523,8 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-else {
-const err27 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema63.discriminator,parentSchema:schema63,data};
+if(data.afterTurn === undefined){
+const err27 = {instancePath,schemaPath:"#/definitions/PruneAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema68.required,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6400,9 +6533,9 @@ vErrors.push(err27);
 }
 errors++;
 }
-}
-else {
-const err28 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
+for(const key2 in data){
+if(!((key2 === "action") || (key2 === "afterTurn"))){
+const err28 = {instancePath,schemaPath:"#/definitions/PruneAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6411,27 +6544,109 @@ vErrors.push(err28);
 }
 errors++;
 }
+}
+if(data.action !== undefined){
+let data9 = data.action;
+if("prune" !== data9){
+const err29 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/PruneAction/properties/action/const",keyword:"const",params:{allowedValue: "prune"},message:"must be equal to constant",schema:"prune",parentSchema:schema68.properties.action,data:data9};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data.afterTurn !== undefined){
+let data10 = data.afterTurn;
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err30 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/PruneAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema68.properties.afterTurn.type,parentSchema:schema68.properties.afterTurn,data:data10};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err31 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/PruneAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema68.properties.afterTurn,data:data10};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err32 = {instancePath,schemaPath:"#/definitions/PruneAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema65.discriminator,parentSchema:schema65,data};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema65.discriminator,parentSchema:schema65,data};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+else {
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
 validate51.errors = vErrors;
 return errors === 0;
 }
 
-const schema67 = {"description":"One session of a several-session scenario; keys it omits come from the scenario.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Session name, unique in the scenario; names its artifacts (`<slug>.<name>.jsonl`, …).","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","x-expected":"lower-case letters, digits and '-', at most 32"},"transcript":{"description":"This session's transcript. Default: the scenario's.","$ref":"#/definitions/Transcript"},"faults":{"description":"This session's faults (counted on its own; crash faults are refused). Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"This session's manual actions. Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"This session's expectations. Default: the scenario's.","$ref":"#/definitions/Expect"}}};
+const schema70 = {"description":"One session of a several-session scenario; keys it omits come from the scenario.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Session name, unique in the scenario; names its artifacts (`<slug>.<name>.jsonl`, …).","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","x-expected":"lower-case letters, digits and '-', at most 32"},"transcript":{"description":"This session's transcript. Default: the scenario's.","$ref":"#/definitions/Transcript"},"faults":{"description":"This session's faults (counted on its own; crash faults are refused). Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"This session's manual actions. Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"This session's expectations. Default: the scenario's.","$ref":"#/definitions/Expect"}}};
 const pattern4 = new RegExp("^[a-z0-9][a-z0-9-]{0,31}$", "u");
-const schema68 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
-const schema69 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
-const schema82 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
-const schema75 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
-const schema99 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}};
-const schema108 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
+const schema71 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
+const schema72 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
+const schema85 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
+const schema78 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
+const schema112 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
 const func0 = require("ajv/dist/runtime/equal").default;
-const schema70 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
-const schema71 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
+const schema73 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
+const schema74 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema70.type},message:"must be string,object",schema:schema70.type,parentSchema:schema70,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema73.type},message:"must be string,object",schema:schema73.type,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6467,7 +6682,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema71.type,parentSchema:schema71,data};
+const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema74.type,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6477,7 +6692,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((data === "completed") || (data === "blocked")) || (data === "max-tokens")) || (data === "aborted")) || (data === "error")) || (data === "interrupted"))){
-const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values",schema:schema71.enum,parentSchema:schema71,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values",schema:schema74.enum,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6494,7 +6709,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema70.else.required,parentSchema:schema70.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema73.else.required,parentSchema:schema73.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6505,7 +6720,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema70.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema73.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6518,7 +6733,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema71.type,parentSchema:schema71,data:data0};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema74.type,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6528,7 +6743,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "completed") || (data0 === "blocked")) || (data0 === "max-tokens")) || (data0 === "aborted")) || (data0 === "error")) || (data0 === "interrupted"))){
-const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values",schema:schema71.enum,parentSchema:schema71,data:data0};
+const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values",schema:schema74.enum,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6541,7 +6756,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data:data1};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.type,parentSchema:schema63,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6551,7 +6766,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema61.enum},message:"must be equal to one of the allowed values",schema:schema61.enum,parentSchema:schema61,data:data1};
+const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values",schema:schema63.enum,parentSchema:schema63,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6567,7 +6782,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema70.if,parentSchema:schema70,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema73.if,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6580,7 +6795,7 @@ validate58.errors = vErrors;
 return errors === 0;
 }
 
-const schema74 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
+const schema77 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6588,7 +6803,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "offloads")) || (key0 === "retries")) || (key0 === "summaryErrors")) || (key0 === "checkpoints"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema77,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6601,7 +6816,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data0};
+const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6612,7 +6827,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6624,7 +6839,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6635,7 +6850,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6648,7 +6863,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data1};
+const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6659,7 +6874,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6673,7 +6888,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data2};
+const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6684,7 +6899,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6700,7 +6915,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data3};
+const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6711,7 +6926,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6723,7 +6938,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6734,7 +6949,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6747,7 +6962,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6758,7 +6973,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6772,7 +6987,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6783,7 +6998,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6799,7 +7014,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data6};
+const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6810,7 +7025,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6822,7 +7037,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6833,7 +7048,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6846,7 +7061,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data7};
+const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6857,7 +7072,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6871,7 +7086,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data8};
+const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6882,7 +7097,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6898,7 +7113,7 @@ errors++;
 if(data.offloads !== undefined){
 let data9 = data.offloads;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data9};
+const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6909,7 +7124,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data9};
+const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6921,7 +7136,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data9};
+const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6932,7 +7147,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data9};
+const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6945,7 +7160,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data10};
+const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6956,7 +7171,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6970,7 +7185,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data11};
+const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6981,7 +7196,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6997,7 +7212,7 @@ errors++;
 if(data.retries !== undefined){
 let data12 = data.retries;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data12};
+const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -7008,7 +7223,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data12};
+const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -7020,7 +7235,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data12};
+const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7031,7 +7246,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data12};
+const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7044,7 +7259,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data13};
+const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7055,7 +7270,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7069,7 +7284,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data14};
+const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7080,7 +7295,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7096,7 +7311,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data15 = data.summaryErrors;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data15};
+const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7107,7 +7322,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data15};
+const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7119,7 +7334,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data15};
+const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -7130,7 +7345,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data15};
+const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7143,7 +7358,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data16};
+const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7154,7 +7369,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -7168,7 +7383,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data17};
+const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -7179,7 +7394,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -7195,7 +7410,7 @@ errors++;
 if(data.checkpoints !== undefined){
 let data18 = data.checkpoints;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data18};
+const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data18};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -7206,7 +7421,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data18};
+const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7218,7 +7433,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data18};
+const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7229,7 +7444,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data18};
+const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -7242,7 +7457,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data19};
+const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -7253,7 +7468,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -7267,7 +7482,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data20};
+const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -7278,7 +7493,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -7293,7 +7508,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema74.type,parentSchema:schema74,data};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema77.type,parentSchema:schema77,data};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -7306,15 +7521,15 @@ validate60.errors = vErrors;
 return errors === 0;
 }
 
-const schema83 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
-const schema84 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
-const schema86 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
+const schema86 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
+const schema87 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
+const schema89 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
 
 function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema83.type},message:"must be string,object",schema:schema83.type,parentSchema:schema83,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema86.type},message:"must be string,object",schema:schema86.type,parentSchema:schema86,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7350,7 +7565,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.type,parentSchema:schema84,data};
+const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.type,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7360,7 +7575,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data === "turn/start") || (data === "turn/end")) || (data === "step/start")) || (data === "step/end")) || (data === "system/message")) || (data === "user/message")) || (data === "assistant/chunk")) || (data === "assistant/message")) || (data === "tool/call")) || (data === "tool/result")) || (data === "request/header")) || (data === "request/context")) || (data === "session/end-seed")) || (data === "llm/retry")) || (data === "llm/retry-started")) || (data === "compaction/start")) || (data === "compaction/summary")) || (data === "compaction/summary-error")) || (data === "compaction/prune")) || (data === "compaction/end")) || (data === "image/offload"))){
-const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values",schema:schema84.enum,parentSchema:schema84,data};
+const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema87.enum},message:"must be equal to one of the allowed values",schema:schema87.enum,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7377,7 +7592,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema83.else.required,parentSchema:schema83.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema86.else.required,parentSchema:schema86.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7388,7 +7603,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "data")) || (key0 === "text")) || (key0 === "absent"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema83.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema86.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7401,7 +7616,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.type,parentSchema:schema84,data:data0};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.type,parentSchema:schema87,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7411,7 +7626,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values",schema:schema84.enum,parentSchema:schema84,data:data0};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema87.enum},message:"must be equal to one of the allowed values",schema:schema87.enum,parentSchema:schema87,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7424,7 +7639,7 @@ errors++;
 if(data.data !== undefined){
 let data1 = data.data;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema83.else.properties.data.type,parentSchema:schema83.else.properties.data,data:data1};
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.else.properties.data.type,parentSchema:schema86.else.properties.data,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7442,7 +7657,7 @@ let passing0 = null;
 const _errs18 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.contains === undefined){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema86.oneOf[0].required,parentSchema:schema86.oneOf[0],data:data2};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema89.oneOf[0].required,parentSchema:schema89.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7460,7 +7675,7 @@ passing0 = 0;
 const _errs19 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.matches === undefined){
-const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema86.oneOf[1].required,parentSchema:schema86.oneOf[1],data:data2};
+const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema89.oneOf[1].required,parentSchema:schema89.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7482,7 +7697,7 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema86.oneOf,parentSchema:schema86,data:data2};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema89.oneOf,parentSchema:schema89,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7505,7 +7720,7 @@ vErrors = null;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema86,data:data2};
+const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema89,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7519,7 +7734,7 @@ if(data2.contains !== undefined){
 let data3 = data2.contains;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema86.properties.contains,data:data3};
+const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema89.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7530,7 +7745,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema86.properties.contains.type,parentSchema:schema86.properties.contains,data:data3};
+const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema89.properties.contains.type,parentSchema:schema89.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7543,7 +7758,7 @@ errors++;
 if(data2.matches !== undefined){
 let data4 = data2.matches;
 if(typeof data4 !== "string"){
-const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema86.properties.matches.type,parentSchema:schema86.properties.matches,data:data4};
+const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema89.properties.matches.type,parentSchema:schema89.properties.matches,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7555,7 +7770,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data:data2};
+const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema89.type,parentSchema:schema89,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7568,7 +7783,7 @@ errors++;
 if(data.absent !== undefined){
 let data5 = data.absent;
 if(true !== data5){
-const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema83.else.properties.absent,data:data5};
+const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema86.else.properties.absent,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7584,7 +7799,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema83.if,parentSchema:schema83,data};
+const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema86.if,parentSchema:schema86,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7597,14 +7812,14 @@ validate62.errors = vErrors;
 return errors === 0;
 }
 
-const schema88 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
+const schema91 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema88,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema91,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7615,7 +7830,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "summaryCalls")) || (key0 === "summaryErrors"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema88,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema91,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7628,7 +7843,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7639,7 +7854,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7651,7 +7866,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7662,7 +7877,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data0};
+const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7675,7 +7890,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7686,7 +7901,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7700,7 +7915,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7711,7 +7926,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7727,7 +7942,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7738,7 +7953,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7750,7 +7965,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7761,7 +7976,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data3};
+const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7774,7 +7989,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7785,7 +8000,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7799,7 +8014,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7810,7 +8025,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7826,7 +8041,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7837,7 +8052,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7849,7 +8064,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7860,7 +8075,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data6};
+const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7873,7 +8088,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7884,7 +8099,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7898,7 +8113,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7909,7 +8124,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7925,7 +8140,7 @@ errors++;
 if(data.summaryCalls !== undefined){
 let data9 = data.summaryCalls;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data9};
+const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7936,7 +8151,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data9};
+const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7948,7 +8163,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data9};
+const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7959,7 +8174,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data9};
+const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7972,7 +8187,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7983,7 +8198,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7997,7 +8212,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8008,7 +8223,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8024,7 +8239,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data12 = data.summaryErrors;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data12};
+const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8035,7 +8250,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data12};
+const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8047,7 +8262,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data12};
+const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8058,7 +8273,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data12};
+const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8071,7 +8286,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8082,7 +8297,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8096,7 +8311,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8107,7 +8322,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8122,7 +8337,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.type,parentSchema:schema88,data};
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.type,parentSchema:schema91,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8135,15 +8350,15 @@ validate64.errors = vErrors;
 return errors === 0;
 }
 
-const schema94 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
-const schema96 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
+const schema97 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
+const schema99 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema96,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8154,7 +8369,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "data"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema96,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8167,7 +8382,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.type,parentSchema:schema84,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema87.type,parentSchema:schema87,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8177,7 +8392,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema84.enum},message:"must be equal to one of the allowed values",schema:schema84.enum,parentSchema:schema84,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema87.enum},message:"must be equal to one of the allowed values",schema:schema87.enum,parentSchema:schema87,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8195,7 +8410,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.contains === undefined){
-const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema86.oneOf[0].required,parentSchema:schema86.oneOf[0],data:data1};
+const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema89.oneOf[0].required,parentSchema:schema89.oneOf[0],data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8213,7 +8428,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.matches === undefined){
-const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema86.oneOf[1].required,parentSchema:schema86.oneOf[1],data:data1};
+const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema89.oneOf[1].required,parentSchema:schema89.oneOf[1],data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8235,7 +8450,7 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema86.oneOf,parentSchema:schema86,data:data1};
+const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema89.oneOf,parentSchema:schema89,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8258,7 +8473,7 @@ vErrors = null;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema86,data:data1};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema89,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8272,7 +8487,7 @@ if(data1.contains !== undefined){
 let data2 = data1.contains;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema86.properties.contains,data:data2};
+const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema89.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8283,7 +8498,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema86.properties.contains.type,parentSchema:schema86.properties.contains,data:data2};
+const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema89.properties.contains.type,parentSchema:schema89.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8296,7 +8511,7 @@ errors++;
 if(data1.matches !== undefined){
 let data3 = data1.matches;
 if(typeof data3 !== "string"){
-const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema86.properties.matches.type,parentSchema:schema86.properties.matches,data:data3};
+const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema89.properties.matches.type,parentSchema:schema89.properties.matches,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8308,7 +8523,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data:data1};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema89.type,parentSchema:schema89,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8321,7 +8536,7 @@ errors++;
 if(data.data !== undefined){
 let data4 = data.data;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.properties.data.type,parentSchema:schema96.properties.data,data:data4};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.properties.data.type,parentSchema:schema99.properties.data,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8333,7 +8548,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8355,7 +8570,7 @@ let valid0 = false;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.shadowedSeqs === undefined){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema94.anyOf[0].required,parentSchema:schema94.anyOf[0],data};
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema97.anyOf[0].required,parentSchema:schema97.anyOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8371,7 +8586,7 @@ if(!valid0){
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.nodes === undefined){
-const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema94.anyOf[1].required,parentSchema:schema94.anyOf[1],data};
+const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema97.anyOf[1].required,parentSchema:schema97.anyOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8387,7 +8602,7 @@ if(!valid0){
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.first === undefined){
-const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema94.anyOf[2].required,parentSchema:schema94.anyOf[2],data};
+const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema97.anyOf[2].required,parentSchema:schema97.anyOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8403,7 +8618,7 @@ if(!valid0){
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.last === undefined){
-const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema94.anyOf[3].required,parentSchema:schema94.anyOf[3],data};
+const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema97.anyOf[3].required,parentSchema:schema97.anyOf[3],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8419,7 +8634,7 @@ valid0 = valid0 || _valid0;
 }
 }
 if(!valid0){
-const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema94.anyOf,parentSchema:schema94,data};
+const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema97.anyOf,parentSchema:schema97,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8442,7 +8657,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "bracket") || (key0 === "shadowedSeqs")) || (key0 === "nodes")) || (key0 === "first")) || (key0 === "last"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema94,data};
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema97,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8455,7 +8670,7 @@ errors++;
 if(data.bracket !== undefined){
 let data0 = data.bracket;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (typeof data0 !== "string")){
-const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema94.properties.bracket.type},message:"must be integer,string",schema:schema94.properties.bracket.type,parentSchema:schema94.properties.bracket,data:data0};
+const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema97.properties.bracket.type},message:"must be integer,string",schema:schema97.properties.bracket.type,parentSchema:schema97.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8491,7 +8706,7 @@ let ifClause0;
 if(_valid1){
 const _errs12 = errors;
 if("any" !== data0){
-const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema94.properties.bracket.then,data:data0};
+const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema97.properties.bracket.then,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8508,7 +8723,7 @@ else {
 const _errs13 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema94.properties.bracket.else,data:data0};
+const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema97.properties.bracket.else,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8523,7 +8738,7 @@ valid2 = _valid1;
 ifClause0 = "else";
 }
 if(!valid2){
-const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema94.properties.bracket.if,parentSchema:schema94.properties.bracket,data:data0};
+const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema97.properties.bracket.if,parentSchema:schema97.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8537,7 +8752,7 @@ if(data.shadowedSeqs !== undefined){
 let data1 = data.shadowedSeqs;
 if(Array.isArray(data1)){
 if(data1.length > 100000){
-const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema94.properties.shadowedSeqs,data:data1};
+const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema97.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8550,7 +8765,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.properties.shadowedSeqs.items.type,parentSchema:schema94.properties.shadowedSeqs.items,data:data2};
+const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema97.properties.shadowedSeqs.items.type,parentSchema:schema97.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8561,7 +8776,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema94.properties.shadowedSeqs.items,data:data2};
+const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema97.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8574,7 +8789,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema94.properties.shadowedSeqs.type,parentSchema:schema94.properties.shadowedSeqs,data:data1};
+const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.shadowedSeqs.type,parentSchema:schema97.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8587,7 +8802,7 @@ errors++;
 if(data.nodes !== undefined){
 let data3 = data.nodes;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data3};
+const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8598,7 +8813,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data3};
+const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8610,7 +8825,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data3};
+const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8621,7 +8836,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "min") || (key1 === "max"))){
-const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data3};
+const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8634,7 +8849,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data4};
+const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8645,7 +8860,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data4};
+const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8659,7 +8874,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data5};
+const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8670,7 +8885,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data5};
+const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8697,7 +8912,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8710,14 +8925,263 @@ validate66.errors = vErrors;
 return errors === 0;
 }
 
-const schema100 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
+const schema102 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
+const _errs1 = errors;
+let valid0 = false;
+let passing0 = null;
+const _errs2 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.contains === undefined){
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema102.oneOf[0].required,parentSchema:schema102.oneOf[0],data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
+var _valid0 = _errs2 === errors;
+if(_valid0){
+valid0 = true;
+passing0 = 0;
+}
+const _errs3 = errors;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.matches === undefined){
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema102.oneOf[1].required,parentSchema:schema102.oneOf[1],data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+var _valid0 = _errs3 === errors;
+if(_valid0 && valid0){
+valid0 = false;
+passing0 = [passing0, 1];
+}
+else {
+if(_valid0){
+valid0 = true;
+passing0 = 1;
+}
+}
+if(!valid0){
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema102.oneOf,parentSchema:schema102,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+else {
+errors = _errs1;
+if(vErrors !== null){
+if(_errs1){
+vErrors.length = _errs1;
+}
+else {
+vErrors = null;
+}
+}
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!((((key0 === "contains") || (key0 === "matches")) || (key0 === "absent")) || (key0 === "count"))){
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema102,data};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data.contains !== undefined){
+let data0 = data.contains;
+if(typeof data0 === "string"){
+if(func3(data0) < 1){
+const err4 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema102.properties.contains,data:data0};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema102.properties.contains.type,parentSchema:schema102.properties.contains,data:data0};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.matches !== undefined){
+let data1 = data.matches;
+if(typeof data1 !== "string"){
+const err6 = {instancePath:instancePath+"/matches",schemaPath:"#/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema102.properties.matches.type,parentSchema:schema102.properties.matches,data:data1};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.absent !== undefined){
+let data2 = data.absent;
+if(true !== data2){
+const err7 = {instancePath:instancePath+"/absent",schemaPath:"#/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema102.properties.absent,data:data2};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.count !== undefined){
+let data3 = data.count;
+if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
+const err8 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data3};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err9 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data3};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(Object.keys(data3).length < 1){
+const err10 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data3};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!((key1 === "min") || (key1 === "max"))){
+const err11 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data3};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.min !== undefined){
+let data4 = data3.min;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err12 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data4};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err13 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data4};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data3.max !== undefined){
+let data5 = data3.max;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err14 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data5};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 0 || isNaN(data5)){
+const err15 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data5};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate71.errors = vErrors;
+return errors === 0;
+}
+
+const schema104 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
+
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema100,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema104,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8728,7 +9192,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "window") || (key0 === "pairing")) || (key0 === "images")) || (key0 === "maxOutput")) || (key0 === "fault")) || (key0 === "unclassified")) || (key0 === "total"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema100,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema104,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8741,7 +9205,7 @@ errors++;
 if(data.window !== undefined){
 let data0 = data.window;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data0};
+const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8752,7 +9216,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data0};
+const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8764,7 +9228,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data0};
+const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8775,7 +9239,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data0};
+const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8788,7 +9252,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8799,7 +9263,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8813,7 +9277,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8824,7 +9288,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8840,7 +9304,7 @@ errors++;
 if(data.pairing !== undefined){
 let data3 = data.pairing;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data3};
+const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8851,7 +9315,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data3};
+const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8863,7 +9327,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data3};
+const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8874,7 +9338,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data3};
+const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8887,7 +9351,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8898,7 +9362,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8912,7 +9376,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8923,7 +9387,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8939,7 +9403,7 @@ errors++;
 if(data.images !== undefined){
 let data6 = data.images;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data6};
+const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8950,7 +9414,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data6};
+const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8962,7 +9426,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data6};
+const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8973,7 +9437,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data6};
+const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8986,7 +9450,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8997,7 +9461,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9011,7 +9475,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9022,7 +9486,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9038,7 +9502,7 @@ errors++;
 if(data.maxOutput !== undefined){
 let data9 = data.maxOutput;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data9};
+const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9049,7 +9513,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data9};
+const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9061,7 +9525,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data9};
+const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9072,7 +9536,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data9};
+const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9085,7 +9549,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9096,7 +9560,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9110,7 +9574,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9121,7 +9585,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9137,7 +9601,7 @@ errors++;
 if(data.fault !== undefined){
 let data12 = data.fault;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data12};
+const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9148,7 +9612,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data12};
+const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9160,7 +9624,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data12};
+const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9171,7 +9635,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data12};
+const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9184,7 +9648,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9195,7 +9659,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9209,7 +9673,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9220,7 +9684,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9236,7 +9700,7 @@ errors++;
 if(data.unclassified !== undefined){
 let data15 = data.unclassified;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data15};
+const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9247,7 +9711,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data15};
+const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9259,7 +9723,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data15};
+const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9270,7 +9734,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data15};
+const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9283,7 +9747,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9294,7 +9758,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data16};
+const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9308,7 +9772,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9319,7 +9783,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data17};
+const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9335,7 +9799,7 @@ errors++;
 if(data.total !== undefined){
 let data18 = data.total;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data18};
+const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9346,7 +9810,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data18};
+const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9358,7 +9822,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data18};
+const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9369,7 +9833,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data18};
+const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data18};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9382,7 +9846,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9393,7 +9857,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data19};
+const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9407,7 +9871,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9418,7 +9882,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data20};
+const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9433,7 +9897,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9442,7 +9906,7 @@ vErrors.push(err58);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
 
@@ -9452,8 +9916,8 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema68.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema68,data};
+if(!(func2.call(schema71.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema71,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9466,7 +9930,7 @@ errors++;
 if(data.seedSpecific !== undefined){
 let data0 = data.seedSpecific;
 if(typeof data0 !== "boolean"){
-const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema68.properties.seedSpecific.type,parentSchema:schema68.properties.seedSpecific,data:data0};
+const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema71.properties.seedSpecific.type,parentSchema:schema71.properties.seedSpecific,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9479,7 +9943,7 @@ errors++;
 if(data.invariants !== undefined){
 let data1 = data.invariants;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema68.properties.invariants.type},message:"must be string,array",schema:schema68.properties.invariants.type,parentSchema:schema68.properties.invariants,data:data1};
+const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema71.properties.invariants.type},message:"must be string,array",schema:schema71.properties.invariants.type,parentSchema:schema71.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9515,7 +9979,7 @@ let ifClause0;
 if(_valid0){
 const _errs9 = errors;
 if("all" !== data1){
-const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema68.properties.invariants.then,data:data1};
+const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema71.properties.invariants.then,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9532,7 +9996,7 @@ else {
 const _errs10 = errors;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema68.properties.invariants.else,data:data1};
+const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema71.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9545,7 +10009,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(typeof data2 !== "string"){
-const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.type,parentSchema:schema69,data:data2};
+const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.type,parentSchema:schema72,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9555,7 +10019,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((data2 === "INV-01") || (data2 === "INV-02")) || (data2 === "INV-03")) || (data2 === "INV-04")) || (data2 === "INV-05")) || (data2 === "INV-06")) || (data2 === "INV-07")) || (data2 === "INV-08")) || (data2 === "INV-09")) || (data2 === "INV-10")) || (data2 === "INV-11")) || (data2 === "INV-12")) || (data2 === "INV-13")) || (data2 === "INV-14")) || (data2 === "INV-15")) || (data2 === "INV-16")) || (data2 === "INV-17")) || (data2 === "INV-18")) || (data2 === "INV-19")) || (data2 === "INV-20")) || (data2 === "INV-21")) || (data2 === "INV-22")) || (data2 === "INV-23")) || (data2 === "INV-24")) || (data2 === "INV-25")) || (data2 === "INV-26")) || (data2 === "INV-27")) || (data2 === "INV-28")) || (data2 === "INV-29")) || (data2 === "INV-30")) || (data2 === "INV-31")) || (data2 === "INV-32")) || (data2 === "INV-33")) || (data2 === "INV-34")) || (data2 === "INV-35")) || (data2 === "INV-36")) || (data2 === "INV-37")) || (data2 === "INV-38")) || (data2 === "INV-39")) || (data2 === "INV-40")) || (data2 === "INV-41")) || (data2 === "INV-42")) || (data2 === "INV-43")) || (data2 === "INV-44")) || (data2 === "INV-45")) || (data2 === "INV-46")) || (data2 === "INV-47"))){
-const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data:data2};
+const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema72.enum},message:"must be equal to one of the allowed values",schema:schema72.enum,parentSchema:schema72,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9572,7 +10036,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data1[i1], data1[j0])){
-const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema68.properties.invariants.else,data:data1};
+const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema71.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9591,7 +10055,7 @@ valid1 = _valid0;
 ifClause0 = "else";
 }
 if(!valid1){
-const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema68.properties.invariants.if,parentSchema:schema68.properties.invariants,data:data1};
+const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema71.properties.invariants.if,parentSchema:schema71.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9605,7 +10069,7 @@ if(data.outcome !== undefined){
 let data3 = data.outcome;
 if(Array.isArray(data3)){
 if(data3.length > 10000){
-const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema68.properties.outcome,data:data3};
+const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema71.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9623,7 +10087,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema68.properties.outcome.type,parentSchema:schema68.properties.outcome,data:data3};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.properties.outcome.type,parentSchema:schema71.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9643,7 +10107,7 @@ if(data.finalPressure !== undefined){
 let data6 = data.finalPressure;
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema82,data:data6};
+const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema85,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9654,7 +10118,7 @@ errors++;
 }
 for(const key1 in data6){
 if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
-const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema82,data:data6};
+const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema85,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9668,7 +10132,7 @@ if(data6.ratioMin !== undefined){
 let data7 = data6.ratioMin;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema82.properties.ratioMin,data:data7};
+const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema85.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9679,7 +10143,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema82.properties.ratioMin.type,parentSchema:schema82.properties.ratioMin,data:data7};
+const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema85.properties.ratioMin.type,parentSchema:schema85.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9693,7 +10157,7 @@ if(data6.ratioMax !== undefined){
 let data8 = data6.ratioMax;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema82.properties.ratioMax,data:data8};
+const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema85.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9704,7 +10168,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema82.properties.ratioMax.type,parentSchema:schema82.properties.ratioMax,data:data8};
+const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema85.properties.ratioMax.type,parentSchema:schema85.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9717,7 +10181,7 @@ errors++;
 if(data6.tokensMin !== undefined){
 let data9 = data6.tokensMin;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema82.properties.tokensMin.type,parentSchema:schema82.properties.tokensMin,data:data9};
+const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema85.properties.tokensMin.type,parentSchema:schema85.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9728,7 +10192,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema82.properties.tokensMin,data:data9};
+const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema85.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9742,7 +10206,7 @@ errors++;
 if(data6.tokensMax !== undefined){
 let data10 = data6.tokensMax;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema82.properties.tokensMax.type,parentSchema:schema82.properties.tokensMax,data:data10};
+const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema85.properties.tokensMax.type,parentSchema:schema85.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9753,7 +10217,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema82.properties.tokensMax,data:data10};
+const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema85.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9766,7 +10230,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema82.type,parentSchema:schema82,data:data6};
+const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema85.type,parentSchema:schema85,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9780,7 +10244,7 @@ if(data.events !== undefined){
 let data11 = data.events;
 if(Array.isArray(data11)){
 if(data11.length > 10000){
-const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema68.properties.events,data:data11};
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema71.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9798,7 +10262,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema68.properties.events.type,parentSchema:schema68.properties.events,data:data11};
+const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.properties.events.type,parentSchema:schema71.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9811,7 +10275,7 @@ errors++;
 if(data.finalSurfaceNodes !== undefined){
 let data13 = data.finalSurfaceNodes;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (!(data13 && typeof data13 == "object" && !Array.isArray(data13)))){
-const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema75.type},message:"must be integer,object",schema:schema75.type,parentSchema:schema75,data:data13};
+const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema78.type},message:"must be integer,object",schema:schema78.type,parentSchema:schema78,data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9822,7 +10286,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75,data:data13};
+const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9834,7 +10298,7 @@ errors++;
 }
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(Object.keys(data13).length < 1){
-const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema75,data:data13};
+const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema78,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9845,7 +10309,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "min") || (key2 === "max"))){
-const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema75,data:data13};
+const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9858,7 +10322,7 @@ errors++;
 if(data13.min !== undefined){
 let data14 = data13.min;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.min.type,parentSchema:schema75.properties.min,data:data14};
+const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.min.type,parentSchema:schema78.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9869,7 +10333,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.min,data:data14};
+const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9883,7 +10347,7 @@ errors++;
 if(data13.max !== undefined){
 let data15 = data13.max;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema75.properties.max.type,parentSchema:schema75.properties.max,data:data15};
+const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema78.properties.max.type,parentSchema:schema78.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9894,7 +10358,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema75.properties.max,data:data15};
+const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema78.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9917,7 +10381,7 @@ if(data.summarized !== undefined){
 let data17 = data.summarized;
 if(Array.isArray(data17)){
 if(data17.length > 10000){
-const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema68.properties.summarized,data:data17};
+const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema71.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9935,7 +10399,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema68.properties.summarized.type,parentSchema:schema68.properties.summarized,data:data17};
+const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.properties.summarized.type,parentSchema:schema71.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9949,7 +10413,7 @@ if(data.warnings !== undefined){
 let data19 = data.warnings;
 if(Array.isArray(data19)){
 if(data19.length > 10000){
-const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema68.properties.warnings,data:data19};
+const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema71.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9960,14 +10424,14 @@ errors++;
 }
 const len4 = data19.length;
 for(let i5=0; i5<len4; i5++){
-let data20 = data19[i5];
-const _errs50 = errors;
-let valid19 = false;
-let passing0 = null;
-const _errs51 = errors;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.contains === undefined){
-const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema99.oneOf[0].required,parentSchema:schema99.oneOf[0],data:data20};
+if(!(validate71(data19[i5], {instancePath:instancePath+"/warnings/" + i5,parentData:data19,parentDataProperty:i5,rootData}))){
+vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err36 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.properties.warnings.type,parentSchema:schema71.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9977,15 +10441,17 @@ vErrors.push(err36);
 errors++;
 }
 }
-var _valid1 = _errs51 === errors;
-if(_valid1){
-valid19 = true;
-passing0 = 0;
+if(data.rejections !== undefined){
+if(!(validate73(data.rejections, {instancePath:instancePath+"/rejections",parentData:data,parentDataProperty:"rejections",rootData}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+errors = vErrors.length;
 }
-const _errs52 = errors;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.matches === undefined){
-const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema99.oneOf[1].required,parentSchema:schema99.oneOf[1],data:data20};
+}
+if(data.requests !== undefined){
+let data22 = data.requests;
+if(Array.isArray(data22)){
+if(data22.length > 10000){
+const err37 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema71.properties.requests,data:data22};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9994,20 +10460,13 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-var _valid1 = _errs52 === errors;
-if(_valid1 && valid19){
-valid19 = false;
-passing0 = [passing0, 1];
-}
-else {
-if(_valid1){
-valid19 = true;
-passing0 = 1;
-}
-}
-if(!valid19){
-const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema99.oneOf,parentSchema:schema99,data:data20};
+const len5 = data22.length;
+for(let i6=0; i6<len5; i6++){
+let data23 = data22[i6];
+if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
+for(const key3 in data23){
+if(!((((((((key3 === "purpose") || (key3 === "every")) || (key3 === "absent")) || (key3 === "message")) || (key3 === "role")) || (key3 === "equals")) || (key3 === "contains")) || (key3 === "matches"))){
+const err38 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema112,data:data23};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10016,21 +10475,11 @@ vErrors.push(err38);
 }
 errors++;
 }
-else {
-errors = _errs50;
-if(vErrors !== null){
-if(_errs50){
-vErrors.length = _errs50;
 }
-else {
-vErrors = null;
-}
-}
-}
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-for(const key3 in data20){
-if(!(((key3 === "contains") || (key3 === "matches")) || (key3 === "absent"))){
-const err39 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data:data20};
+if(data23.purpose !== undefined){
+let data24 = data23.purpose;
+if(typeof data24 !== "string"){
+const err39 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.purpose.type,parentSchema:schema112.properties.purpose,data:data24};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10039,12 +10488,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-if(data20.contains !== undefined){
-let data21 = data20.contains;
-if(typeof data21 === "string"){
-if(func3(data21) < 1){
-const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema99.properties.contains,data:data21};
+if(!(((data24 === "conversation") || (data24 === "compaction")) || (data24 === "session-title"))){
+const err40 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema112.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.purpose.enum,parentSchema:schema112.properties.purpose,data:data24};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10054,8 +10499,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-else {
-const err41 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.contains.type,parentSchema:schema99.properties.contains,data:data21};
+if(data23.every !== undefined){
+let data25 = data23.every;
+if(true !== data25){
+const err41 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema112.properties.every,data:data25};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10065,10 +10512,10 @@ vErrors.push(err41);
 errors++;
 }
 }
-if(data20.matches !== undefined){
-let data22 = data20.matches;
-if(typeof data22 !== "string"){
-const err42 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.properties.matches.type,parentSchema:schema99.properties.matches,data:data22};
+if(data23.absent !== undefined){
+let data26 = data23.absent;
+if(true !== data26){
+const err42 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema112.properties.absent,data:data26};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10078,10 +10525,10 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data20.absent !== undefined){
-let data23 = data20.absent;
-if(true !== data23){
-const err43 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema99.properties.absent,data:data23};
+if(data23.message !== undefined){
+let data27 = data23.message;
+if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
+const err43 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.message.type,parentSchema:schema112.properties.message,data:data27};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10091,9 +10538,10 @@ vErrors.push(err43);
 errors++;
 }
 }
-}
-else {
-const err44 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data:data20};
+if(data23.role !== undefined){
+let data28 = data23.role;
+if(typeof data28 !== "string"){
+const err44 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.role.type,parentSchema:schema112.properties.role,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10102,10 +10550,8 @@ vErrors.push(err44);
 }
 errors++;
 }
-}
-}
-else {
-const err45 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema68.properties.warnings.type,parentSchema:schema68.properties.warnings,data:data19};
+if(!(((data28 === "system") || (data28 === "user")) || (data28 === "assistant"))){
+const err45 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema112.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.role.enum,parentSchema:schema112.properties.role,data:data28};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10115,17 +10561,10 @@ vErrors.push(err45);
 errors++;
 }
 }
-if(data.rejections !== undefined){
-if(!(validate71(data.rejections, {instancePath:instancePath+"/rejections",parentData:data,parentDataProperty:"rejections",rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
-errors = vErrors.length;
-}
-}
-if(data.requests !== undefined){
-let data25 = data.requests;
-if(Array.isArray(data25)){
-if(data25.length > 10000){
-const err46 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema68.properties.requests,data:data25};
+if(data23.equals !== undefined){
+let data29 = data23.equals;
+if(typeof data29 !== "string"){
+const err46 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.equals.type,parentSchema:schema112.properties.equals,data:data29};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10134,13 +10573,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-const len5 = data25.length;
-for(let i6=0; i6<len5; i6++){
-let data26 = data25[i6];
-if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-for(const key4 in data26){
-if(!((((((((key4 === "purpose") || (key4 === "every")) || (key4 === "absent")) || (key4 === "message")) || (key4 === "role")) || (key4 === "equals")) || (key4 === "contains")) || (key4 === "matches"))){
-const err47 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema108,data:data26};
+if(!((data29 === "first") || (data29 === "previous"))){
+const err47 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema112.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.equals.enum,parentSchema:schema112.properties.equals,data:data29};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10150,10 +10584,11 @@ vErrors.push(err47);
 errors++;
 }
 }
-if(data26.purpose !== undefined){
-let data27 = data26.purpose;
-if(typeof data27 !== "string"){
-const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.purpose.type,parentSchema:schema108.properties.purpose,data:data27};
+if(data23.contains !== undefined){
+let data30 = data23.contains;
+if(typeof data30 === "string"){
+if(func3(data30) < 1){
+const err48 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema112.properties.contains,data:data30};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10162,8 +10597,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(!(((data27 === "conversation") || (data27 === "compaction")) || (data27 === "session-title"))){
-const err49 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema108.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.purpose.enum,parentSchema:schema108.properties.purpose,data:data27};
+}
+else {
+const err49 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.contains.type,parentSchema:schema112.properties.contains,data:data30};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10173,10 +10609,10 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data26.every !== undefined){
-let data28 = data26.every;
-if(true !== data28){
-const err50 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema108.properties.every,data:data28};
+if(data23.matches !== undefined){
+let data31 = data23.matches;
+if(typeof data31 !== "string"){
+const err50 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.matches.type,parentSchema:schema112.properties.matches,data:data31};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10186,10 +10622,9 @@ vErrors.push(err50);
 errors++;
 }
 }
-if(data26.absent !== undefined){
-let data29 = data26.absent;
-if(true !== data29){
-const err51 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema108.properties.absent,data:data29};
+}
+else {
+const err51 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10199,10 +10634,9 @@ vErrors.push(err51);
 errors++;
 }
 }
-if(data26.message !== undefined){
-let data30 = data26.message;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err52 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.message.type,parentSchema:schema108.properties.message,data:data30};
+}
+else {
+const err52 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.properties.requests.type,parentSchema:schema71.properties.requests,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10212,122 +10646,14 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data26.role !== undefined){
-let data31 = data26.role;
-if(typeof data31 !== "string"){
-const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.role.type,parentSchema:schema108.properties.role,data:data31};
+}
+else {
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema71.type,parentSchema:schema71,data};
 if(vErrors === null){
 vErrors = [err53];
 }
 else {
 vErrors.push(err53);
-}
-errors++;
-}
-if(!(((data31 === "system") || (data31 === "user")) || (data31 === "assistant"))){
-const err54 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema108.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.role.enum,parentSchema:schema108.properties.role,data:data31};
-if(vErrors === null){
-vErrors = [err54];
-}
-else {
-vErrors.push(err54);
-}
-errors++;
-}
-}
-if(data26.equals !== undefined){
-let data32 = data26.equals;
-if(typeof data32 !== "string"){
-const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.equals.type,parentSchema:schema108.properties.equals,data:data32};
-if(vErrors === null){
-vErrors = [err55];
-}
-else {
-vErrors.push(err55);
-}
-errors++;
-}
-if(!((data32 === "first") || (data32 === "previous"))){
-const err56 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema108.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.equals.enum,parentSchema:schema108.properties.equals,data:data32};
-if(vErrors === null){
-vErrors = [err56];
-}
-else {
-vErrors.push(err56);
-}
-errors++;
-}
-}
-if(data26.contains !== undefined){
-let data33 = data26.contains;
-if(typeof data33 === "string"){
-if(func3(data33) < 1){
-const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema108.properties.contains,data:data33};
-if(vErrors === null){
-vErrors = [err57];
-}
-else {
-vErrors.push(err57);
-}
-errors++;
-}
-}
-else {
-const err58 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.contains.type,parentSchema:schema108.properties.contains,data:data33};
-if(vErrors === null){
-vErrors = [err58];
-}
-else {
-vErrors.push(err58);
-}
-errors++;
-}
-}
-if(data26.matches !== undefined){
-let data34 = data26.matches;
-if(typeof data34 !== "string"){
-const err59 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.matches.type,parentSchema:schema108.properties.matches,data:data34};
-if(vErrors === null){
-vErrors = [err59];
-}
-else {
-vErrors.push(err59);
-}
-errors++;
-}
-}
-}
-else {
-const err60 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data:data26};
-if(vErrors === null){
-vErrors = [err60];
-}
-else {
-vErrors.push(err60);
-}
-errors++;
-}
-}
-}
-else {
-const err61 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema68.properties.requests.type,parentSchema:schema68.properties.requests,data:data25};
-if(vErrors === null){
-vErrors = [err61];
-}
-else {
-vErrors.push(err61);
-}
-errors++;
-}
-}
-}
-else {
-const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
-if(vErrors === null){
-vErrors = [err62];
-}
-else {
-vErrors.push(err62);
 }
 errors++;
 }
@@ -10341,7 +10667,7 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.name === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema67.required,parentSchema:schema67,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema70.required,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10352,7 +10678,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "name") || (key0 === "transcript")) || (key0 === "faults")) || (key0 === "manual")) || (key0 === "expect"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema67,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10366,7 +10692,7 @@ if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema67.properties.name,data:data0};
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema70.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10377,7 +10703,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema67.properties.name.type,parentSchema:schema67.properties.name,data:data0};
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.name.type,parentSchema:schema70.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -10397,7 +10723,7 @@ if(data.faults !== undefined){
 let data2 = data.faults;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err4 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema67.properties.faults,data:data2};
+const err4 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema70.properties.faults,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10415,7 +10741,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.faults.type,parentSchema:schema67.properties.faults,data:data2};
+const err5 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema70.properties.faults.type,parentSchema:schema70.properties.faults,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10429,7 +10755,7 @@ if(data.manual !== undefined){
 let data4 = data.manual;
 if(Array.isArray(data4)){
 if(data4.length > 1000){
-const err6 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema67.properties.manual,data:data4};
+const err6 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema70.properties.manual,data:data4};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10447,7 +10773,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.manual.type,parentSchema:schema67.properties.manual,data:data4};
+const err7 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema70.properties.manual.type,parentSchema:schema70.properties.manual,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10465,7 +10791,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10776,7 +11102,7 @@ errors = vErrors.length;
 if(data.pruner !== undefined){
 let data9 = data.pruner;
 if((typeof data9 !== "boolean") && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err23 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/type",keyword:"type",params:{type: schema32.type},message:"must be boolean,object",schema:schema32.type,parentSchema:schema32,data:data9};
+const err23 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/type",keyword:"type",params:{type: schema34.type},message:"must be boolean,object",schema:schema34.type,parentSchema:schema34,data:data9};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10788,7 +11114,7 @@ errors++;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 for(const key1 in data9){
 if(!(((key1 === "thresholdChars") || (key1 === "headChars")) || (key1 === "tailChars"))){
-const err24 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema32,data:data9};
+const err24 = {instancePath:instancePath+"/pruner",schemaPath:"#/definitions/Pruner/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema34,data:data9};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10801,7 +11127,7 @@ errors++;
 if(data9.thresholdChars !== undefined){
 let data10 = data9.thresholdChars;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err25 = {instancePath:instancePath+"/pruner/thresholdChars",schemaPath:"#/definitions/Pruner/properties/thresholdChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.thresholdChars.type,parentSchema:schema32.properties.thresholdChars,data:data10};
+const err25 = {instancePath:instancePath+"/pruner/thresholdChars",schemaPath:"#/definitions/Pruner/properties/thresholdChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.thresholdChars.type,parentSchema:schema34.properties.thresholdChars,data:data10};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10814,7 +11140,7 @@ errors++;
 if(data9.headChars !== undefined){
 let data11 = data9.headChars;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err26 = {instancePath:instancePath+"/pruner/headChars",schemaPath:"#/definitions/Pruner/properties/headChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.headChars.type,parentSchema:schema32.properties.headChars,data:data11};
+const err26 = {instancePath:instancePath+"/pruner/headChars",schemaPath:"#/definitions/Pruner/properties/headChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.headChars.type,parentSchema:schema34.properties.headChars,data:data11};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10827,7 +11153,7 @@ errors++;
 if(data9.tailChars !== undefined){
 let data12 = data9.tailChars;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err27 = {instancePath:instancePath+"/pruner/tailChars",schemaPath:"#/definitions/Pruner/properties/tailChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.tailChars.type,parentSchema:schema32.properties.tailChars,data:data12};
+const err27 = {instancePath:instancePath+"/pruner/tailChars",schemaPath:"#/definitions/Pruner/properties/tailChars/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.properties.tailChars.type,parentSchema:schema34.properties.tailChars,data:data12};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10927,7 +11253,7 @@ for(let i4=0; i4<len3; i4++){
 let data19 = data18[i4];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.during === undefined){
-const err33 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/required",keyword:"required",params:{missingProperty: "during"},message:"must have required property '"+"during"+"'",schema:schema66.required,parentSchema:schema66,data:data19};
+const err33 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/required",keyword:"required",params:{missingProperty: "during"},message:"must have required property '"+"during"+"'",schema:schema69.required,parentSchema:schema69,data:data19};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10937,7 +11263,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data19.do === undefined){
-const err34 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/required",keyword:"required",params:{missingProperty: "do"},message:"must have required property '"+"do"+"'",schema:schema66.required,parentSchema:schema66,data:data19};
+const err34 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/required",keyword:"required",params:{missingProperty: "do"},message:"must have required property '"+"do"+"'",schema:schema69.required,parentSchema:schema69,data:data19};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10947,8 +11273,8 @@ vErrors.push(err34);
 errors++;
 }
 for(const key2 in data19){
-if(!(func2.call(schema66.properties, key2))){
-const err35 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema66,data:data19};
+if(!(func2.call(schema69.properties, key2))){
+const err35 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema69,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10961,7 +11287,7 @@ errors++;
 if(data19.during !== undefined){
 let data20 = data19.during;
 if(typeof data20 !== "string"){
-const err36 = {instancePath:instancePath+"/concurrent/" + i4+"/during",schemaPath:"#/definitions/ConcurrentAction/properties/during/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.during.type,parentSchema:schema66.properties.during,data:data20};
+const err36 = {instancePath:instancePath+"/concurrent/" + i4+"/during",schemaPath:"#/definitions/ConcurrentAction/properties/during/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.properties.during.type,parentSchema:schema69.properties.during,data:data20};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10971,7 +11297,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((((data20 === "summary") || (data20 === "flush")) || (data20 === "pre-step")) || (data20 === "idle"))){
-const err37 = {instancePath:instancePath+"/concurrent/" + i4+"/during",schemaPath:"#/definitions/ConcurrentAction/properties/during/enum",keyword:"enum",params:{allowedValues: schema66.properties.during.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.during.enum,parentSchema:schema66.properties.during,data:data20};
+const err37 = {instancePath:instancePath+"/concurrent/" + i4+"/during",schemaPath:"#/definitions/ConcurrentAction/properties/during/enum",keyword:"enum",params:{allowedValues: schema69.properties.during.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.during.enum,parentSchema:schema69.properties.during,data:data20};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10984,7 +11310,7 @@ errors++;
 if(data19.occurrence !== undefined){
 let data21 = data19.occurrence;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err38 = {instancePath:instancePath+"/concurrent/" + i4+"/occurrence",schemaPath:"#/definitions/ConcurrentAction/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.occurrence.type,parentSchema:schema66.properties.occurrence,data:data21};
+const err38 = {instancePath:instancePath+"/concurrent/" + i4+"/occurrence",schemaPath:"#/definitions/ConcurrentAction/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.occurrence.type,parentSchema:schema69.properties.occurrence,data:data21};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10995,7 +11321,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 < 1 || isNaN(data21)){
-const err39 = {instancePath:instancePath+"/concurrent/" + i4+"/occurrence",schemaPath:"#/definitions/ConcurrentAction/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema66.properties.occurrence,data:data21};
+const err39 = {instancePath:instancePath+"/concurrent/" + i4+"/occurrence",schemaPath:"#/definitions/ConcurrentAction/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema69.properties.occurrence,data:data21};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -11009,7 +11335,7 @@ errors++;
 if(data19.at !== undefined){
 let data22 = data19.at;
 if(typeof data22 !== "string"){
-const err40 = {instancePath:instancePath+"/concurrent/" + i4+"/at",schemaPath:"#/definitions/ConcurrentAction/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.at.type,parentSchema:schema66.properties.at,data:data22};
+const err40 = {instancePath:instancePath+"/concurrent/" + i4+"/at",schemaPath:"#/definitions/ConcurrentAction/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.properties.at.type,parentSchema:schema69.properties.at,data:data22};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11019,7 +11345,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!((((data22 === "before-first-chunk") || (data22 === "after-chunk")) || (data22 === "after-resolve")) || (data22 === "seed"))){
-const err41 = {instancePath:instancePath+"/concurrent/" + i4+"/at",schemaPath:"#/definitions/ConcurrentAction/properties/at/enum",keyword:"enum",params:{allowedValues: schema66.properties.at.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.at.enum,parentSchema:schema66.properties.at,data:data22};
+const err41 = {instancePath:instancePath+"/concurrent/" + i4+"/at",schemaPath:"#/definitions/ConcurrentAction/properties/at/enum",keyword:"enum",params:{allowedValues: schema69.properties.at.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.at.enum,parentSchema:schema69.properties.at,data:data22};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -11032,7 +11358,7 @@ errors++;
 if(data19.chunk !== undefined){
 let data23 = data19.chunk;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err42 = {instancePath:instancePath+"/concurrent/" + i4+"/chunk",schemaPath:"#/definitions/ConcurrentAction/properties/chunk/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.chunk.type,parentSchema:schema66.properties.chunk,data:data23};
+const err42 = {instancePath:instancePath+"/concurrent/" + i4+"/chunk",schemaPath:"#/definitions/ConcurrentAction/properties/chunk/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.chunk.type,parentSchema:schema69.properties.chunk,data:data23};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -11043,7 +11369,7 @@ errors++;
 }
 if((typeof data23 == "number") && (isFinite(data23))){
 if(data23 < 1 || isNaN(data23)){
-const err43 = {instancePath:instancePath+"/concurrent/" + i4+"/chunk",schemaPath:"#/definitions/ConcurrentAction/properties/chunk/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema66.properties.chunk,data:data23};
+const err43 = {instancePath:instancePath+"/concurrent/" + i4+"/chunk",schemaPath:"#/definitions/ConcurrentAction/properties/chunk/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema69.properties.chunk,data:data23};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -11057,7 +11383,7 @@ errors++;
 if(data19.turn !== undefined){
 let data24 = data19.turn;
 if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err44 = {instancePath:instancePath+"/concurrent/" + i4+"/turn",schemaPath:"#/definitions/ConcurrentAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.turn.type,parentSchema:schema66.properties.turn,data:data24};
+const err44 = {instancePath:instancePath+"/concurrent/" + i4+"/turn",schemaPath:"#/definitions/ConcurrentAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.turn.type,parentSchema:schema69.properties.turn,data:data24};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11068,7 +11394,7 @@ errors++;
 }
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 < 1 || isNaN(data24)){
-const err45 = {instancePath:instancePath+"/concurrent/" + i4+"/turn",schemaPath:"#/definitions/ConcurrentAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema66.properties.turn,data:data24};
+const err45 = {instancePath:instancePath+"/concurrent/" + i4+"/turn",schemaPath:"#/definitions/ConcurrentAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema69.properties.turn,data:data24};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11082,7 +11408,7 @@ errors++;
 if(data19.step !== undefined){
 let data25 = data19.step;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err46 = {instancePath:instancePath+"/concurrent/" + i4+"/step",schemaPath:"#/definitions/ConcurrentAction/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.step.type,parentSchema:schema66.properties.step,data:data25};
+const err46 = {instancePath:instancePath+"/concurrent/" + i4+"/step",schemaPath:"#/definitions/ConcurrentAction/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.step.type,parentSchema:schema69.properties.step,data:data25};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -11093,7 +11419,7 @@ errors++;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 < 1 || isNaN(data25)){
-const err47 = {instancePath:instancePath+"/concurrent/" + i4+"/step",schemaPath:"#/definitions/ConcurrentAction/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema66.properties.step,data:data25};
+const err47 = {instancePath:instancePath+"/concurrent/" + i4+"/step",schemaPath:"#/definitions/ConcurrentAction/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema69.properties.step,data:data25};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -11107,7 +11433,7 @@ errors++;
 if(data19.afterTurn !== undefined){
 let data26 = data19.afterTurn;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err48 = {instancePath:instancePath+"/concurrent/" + i4+"/afterTurn",schemaPath:"#/definitions/ConcurrentAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.afterTurn.type,parentSchema:schema66.properties.afterTurn,data:data26};
+const err48 = {instancePath:instancePath+"/concurrent/" + i4+"/afterTurn",schemaPath:"#/definitions/ConcurrentAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.afterTurn.type,parentSchema:schema69.properties.afterTurn,data:data26};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -11118,7 +11444,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err49 = {instancePath:instancePath+"/concurrent/" + i4+"/afterTurn",schemaPath:"#/definitions/ConcurrentAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema66.properties.afterTurn,data:data26};
+const err49 = {instancePath:instancePath+"/concurrent/" + i4+"/afterTurn",schemaPath:"#/definitions/ConcurrentAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema69.properties.afterTurn,data:data26};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -11132,7 +11458,7 @@ errors++;
 if(data19.do !== undefined){
 let data27 = data19.do;
 if(typeof data27 !== "string"){
-const err50 = {instancePath:instancePath+"/concurrent/" + i4+"/do",schemaPath:"#/definitions/ConcurrentAction/properties/do/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.do.type,parentSchema:schema66.properties.do,data:data27};
+const err50 = {instancePath:instancePath+"/concurrent/" + i4+"/do",schemaPath:"#/definitions/ConcurrentAction/properties/do/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.properties.do.type,parentSchema:schema69.properties.do,data:data27};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -11142,7 +11468,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!(((((((((((data27 === "compact-now") || (data27 === "compact-region")) || (data27 === "pressure-check")) || (data27 === "replace-node")) || (data27 === "price-change")) || (data27 === "append-surface")) || (data27 === "append-log-only")) || (data27 === "user-prompt")) || (data27 === "abort-caller")) || (data27 === "cancel-agent")) || (data27 === "abort-turn"))){
-const err51 = {instancePath:instancePath+"/concurrent/" + i4+"/do",schemaPath:"#/definitions/ConcurrentAction/properties/do/enum",keyword:"enum",params:{allowedValues: schema66.properties.do.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.do.enum,parentSchema:schema66.properties.do,data:data27};
+const err51 = {instancePath:instancePath+"/concurrent/" + i4+"/do",schemaPath:"#/definitions/ConcurrentAction/properties/do/enum",keyword:"enum",params:{allowedValues: schema69.properties.do.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.do.enum,parentSchema:schema69.properties.do,data:data27};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -11155,7 +11481,7 @@ errors++;
 if(data19.node !== undefined){
 let data28 = data19.node;
 if(typeof data28 !== "string"){
-const err52 = {instancePath:instancePath+"/concurrent/" + i4+"/node",schemaPath:"#/definitions/ConcurrentAction/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.node.type,parentSchema:schema66.properties.node,data:data28};
+const err52 = {instancePath:instancePath+"/concurrent/" + i4+"/node",schemaPath:"#/definitions/ConcurrentAction/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.properties.node.type,parentSchema:schema69.properties.node,data:data28};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -11165,7 +11491,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!(((data28 === "first") || (data28 === "middle")) || (data28 === "last"))){
-const err53 = {instancePath:instancePath+"/concurrent/" + i4+"/node",schemaPath:"#/definitions/ConcurrentAction/properties/node/enum",keyword:"enum",params:{allowedValues: schema66.properties.node.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.node.enum,parentSchema:schema66.properties.node,data:data28};
+const err53 = {instancePath:instancePath+"/concurrent/" + i4+"/node",schemaPath:"#/definitions/ConcurrentAction/properties/node/enum",keyword:"enum",params:{allowedValues: schema69.properties.node.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.node.enum,parentSchema:schema69.properties.node,data:data28};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -11178,7 +11504,7 @@ errors++;
 if(data19.signal !== undefined){
 let data29 = data19.signal;
 if(typeof data29 !== "string"){
-const err54 = {instancePath:instancePath+"/concurrent/" + i4+"/signal",schemaPath:"#/definitions/ConcurrentAction/properties/signal/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.signal.type,parentSchema:schema66.properties.signal,data:data29};
+const err54 = {instancePath:instancePath+"/concurrent/" + i4+"/signal",schemaPath:"#/definitions/ConcurrentAction/properties/signal/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.properties.signal.type,parentSchema:schema69.properties.signal,data:data29};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -11188,7 +11514,7 @@ vErrors.push(err54);
 errors++;
 }
 if(!((data29 === "live") || (data29 === "aborted"))){
-const err55 = {instancePath:instancePath+"/concurrent/" + i4+"/signal",schemaPath:"#/definitions/ConcurrentAction/properties/signal/enum",keyword:"enum",params:{allowedValues: schema66.properties.signal.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.signal.enum,parentSchema:schema66.properties.signal,data:data29};
+const err55 = {instancePath:instancePath+"/concurrent/" + i4+"/signal",schemaPath:"#/definitions/ConcurrentAction/properties/signal/enum",keyword:"enum",params:{allowedValues: schema69.properties.signal.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.signal.enum,parentSchema:schema69.properties.signal,data:data29};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -11201,7 +11527,7 @@ errors++;
 if(data19.imageTokens !== undefined){
 let data30 = data19.imageTokens;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err56 = {instancePath:instancePath+"/concurrent/" + i4+"/imageTokens",schemaPath:"#/definitions/ConcurrentAction/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.imageTokens.type,parentSchema:schema66.properties.imageTokens,data:data30};
+const err56 = {instancePath:instancePath+"/concurrent/" + i4+"/imageTokens",schemaPath:"#/definitions/ConcurrentAction/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.imageTokens.type,parentSchema:schema69.properties.imageTokens,data:data30};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -11212,7 +11538,7 @@ errors++;
 }
 if((typeof data30 == "number") && (isFinite(data30))){
 if(data30 < 1 || isNaN(data30)){
-const err57 = {instancePath:instancePath+"/concurrent/" + i4+"/imageTokens",schemaPath:"#/definitions/ConcurrentAction/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema66.properties.imageTokens,data:data30};
+const err57 = {instancePath:instancePath+"/concurrent/" + i4+"/imageTokens",schemaPath:"#/definitions/ConcurrentAction/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema69.properties.imageTokens,data:data30};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -11226,7 +11552,7 @@ errors++;
 if(data19.start !== undefined){
 let data31 = data19.start;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err58 = {instancePath:instancePath+"/concurrent/" + i4+"/start",schemaPath:"#/definitions/ConcurrentAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.start.type,parentSchema:schema66.properties.start,data:data31};
+const err58 = {instancePath:instancePath+"/concurrent/" + i4+"/start",schemaPath:"#/definitions/ConcurrentAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.start.type,parentSchema:schema69.properties.start,data:data31};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -11239,7 +11565,7 @@ errors++;
 if(data19.end !== undefined){
 let data32 = data19.end;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err59 = {instancePath:instancePath+"/concurrent/" + i4+"/end",schemaPath:"#/definitions/ConcurrentAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.properties.end.type,parentSchema:schema66.properties.end,data:data32};
+const err59 = {instancePath:instancePath+"/concurrent/" + i4+"/end",schemaPath:"#/definitions/ConcurrentAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.end.type,parentSchema:schema69.properties.end,data:data32};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -11251,7 +11577,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data:data19};
+const err60 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema69.type,parentSchema:schema69,data:data19};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -11347,7 +11673,7 @@ let passing0 = null;
 const _errs78 = errors;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.afterTurn === undefined){
-const err67 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf/0/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema109.oneOf[0].required,parentSchema:schema109.oneOf[0],data:data36};
+const err67 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf/0/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema113.oneOf[0].required,parentSchema:schema113.oneOf[0],data:data36};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -11365,7 +11691,7 @@ passing0 = 0;
 const _errs79 = errors;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.inBracket === undefined){
-const err68 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf/1/required",keyword:"required",params:{missingProperty: "inBracket"},message:"must have required property '"+"inBracket"+"'",schema:schema109.oneOf[1].required,parentSchema:schema109.oneOf[1],data:data36};
+const err68 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf/1/required",keyword:"required",params:{missingProperty: "inBracket"},message:"must have required property '"+"inBracket"+"'",schema:schema113.oneOf[1].required,parentSchema:schema113.oneOf[1],data:data36};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -11387,7 +11713,7 @@ passing0 = 1;
 }
 }
 if(!valid21){
-const err69 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema109.oneOf,parentSchema:schema109,data:data36};
+const err69 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema113.oneOf,parentSchema:schema113,data:data36};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -11410,7 +11736,7 @@ vErrors = null;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 for(const key3 in data36){
 if(!((key3 === "afterTurn") || (key3 === "inBracket"))){
-const err70 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema109,data:data36};
+const err70 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema113,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -11423,7 +11749,7 @@ errors++;
 if(data36.afterTurn !== undefined){
 let data37 = data36.afterTurn;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err71 = {instancePath:instancePath+"/restart/" + i6+"/afterTurn",schemaPath:"#/definitions/Restart/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.afterTurn.type,parentSchema:schema109.properties.afterTurn,data:data37};
+const err71 = {instancePath:instancePath+"/restart/" + i6+"/afterTurn",schemaPath:"#/definitions/Restart/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.afterTurn.type,parentSchema:schema113.properties.afterTurn,data:data37};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -11434,7 +11760,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 1 || isNaN(data37)){
-const err72 = {instancePath:instancePath+"/restart/" + i6+"/afterTurn",schemaPath:"#/definitions/Restart/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema109.properties.afterTurn,data:data37};
+const err72 = {instancePath:instancePath+"/restart/" + i6+"/afterTurn",schemaPath:"#/definitions/Restart/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema113.properties.afterTurn,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -11448,7 +11774,7 @@ errors++;
 if(data36.inBracket !== undefined){
 let data38 = data36.inBracket;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err73 = {instancePath:instancePath+"/restart/" + i6+"/inBracket",schemaPath:"#/definitions/Restart/properties/inBracket/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.inBracket.type,parentSchema:schema109.properties.inBracket,data:data38};
+const err73 = {instancePath:instancePath+"/restart/" + i6+"/inBracket",schemaPath:"#/definitions/Restart/properties/inBracket/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.inBracket.type,parentSchema:schema113.properties.inBracket,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -11459,7 +11785,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 1 || isNaN(data38)){
-const err74 = {instancePath:instancePath+"/restart/" + i6+"/inBracket",schemaPath:"#/definitions/Restart/properties/inBracket/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema109.properties.inBracket,data:data38};
+const err74 = {instancePath:instancePath+"/restart/" + i6+"/inBracket",schemaPath:"#/definitions/Restart/properties/inBracket/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema113.properties.inBracket,data:data38};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -11472,7 +11798,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema109.type,parentSchema:schema109,data:data36};
+const err75 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data:data36};
 if(vErrors === null){
 vErrors = [err75];
 }

@@ -4,6 +4,7 @@
  * transcript is known — its steering messages and results given out of call order. A subject that lacks one
  * gets the scenario `skipped` with a reason naming the feature and what needed it. Pure.
  */
+import { assertNever } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import type { FaultKind } from '../scenario/types.ts'
 import type { ExpectationGaps } from '../run/expectations.ts'
@@ -27,6 +28,7 @@ const FAULT_FEATURES: Partial<Record<FaultKind, SubjectFeature>> = {
   'FAULT-44': 'routeSwitch',
   'FAULT-09': 'directApi',
   'FAULT-60': 'appendFaults', 'FAULT-61': 'appendFaults', 'FAULT-62': 'appendFaults', 'FAULT-63': 'appendFaults',
+  'FAULT-64': 'flushFaults', 'FAULT-65': 'flushFaults',
 }
 
 /** Every feature `scenario` (replaying `transcript`, when given) needs, in `SUBJECT_FEATURES` order, each with its first reason. */
@@ -44,8 +46,12 @@ export function requiredFeatures(scenario: ResolvedScenario, transcript?: Transc
     if (fault.params.delivery === 'after-timeout') need('timeouts', `fault ${fault.id}: delivery after-timeout`)
   }
   for (const action of scenario.manual) {
-    if (action.kind === 'compactNow') need('manualCompaction', `manual compactNow after turn ${action.afterTurn} (§3.7)`)
-    else need('explicitRegion', `manual compactRegion in turn ${action.turn} (§3.8)`)
+    switch (action.kind) {
+      case 'compactNow': need('manualCompaction', `manual compactNow after turn ${action.afterTurn} (§3.7)`); break
+      case 'compactRegion': need('explicitRegion', `manual compactRegion in turn ${action.turn} (§3.8)`); break
+      case 'prune': need('manualPrune', `manual prune after turn ${action.afterTurn} (FAULT-66)`); break
+      default: assertNever(action, 'manual action')
+    }
   }
   for (const item of scenario.concurrent) {
     need('concurrency', `concurrent[${item.index}] ${item.do} during ${item.during} (§13.6, §13.7)`)

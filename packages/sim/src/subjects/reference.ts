@@ -25,24 +25,27 @@
  * - `onRequest(request, logLength)` gets each capture entry at dispatch (outcome `aborted`/`TRANSPORT` until it
  *   finishes) and again when it finishes, synchronously, so a crash child can persist the capture as it goes.
  * - `hooks` connect the session to the provider world (`run/world.ts`): turn alignment, aborts, timeouts,
- *   direct API use (FAULT-09) and append faults on the engine's bracket events (FAULT-60…63).
+ *   direct API use (FAULT-09), append faults on the engine's bracket events (FAULT-60…63) and flush faults on its
+ *   manual durability checkpoint (FAULT-64/65). The engine's `flush` awaits every event appended so far being fsync'ed.
  * Resolves once every event is durable; rejects with the store's `LogError` when a write failed, or with the
  * loop's misuse / integrity errors. Provider failures never reject: they end turns.
  */
 import { rm } from 'node:fs/promises'
 import {
-  Agent, AnthropicMessagesAdapter, assertNever, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer, MeterReplayError,
-  OpenAiCompatibleAdapter, repairClosers, restoreSession, TokenMeter, type AgentCompactionEngine, type CapturedRequest, type EventDraft,
-  type GenerateOptions, type LlmAdapter, type LogEvent, type MessageKind, CallId, type SessionEvent, type StaticModelInfo,
-  type SteeringSource, type ToolExecutor, type ToolOutcome, type ToolResultOrder, type TurnOutcome,
+  Agent, AnthropicMessagesAdapter, assertNever, CompactionConfigError, CompactionEngine, EventLog, JsonlLogStore, LlmRuntime, LlmSummarizer,
+  MeterReplayError, OpenAiCompatibleAdapter, pruneSession, repairClosers, resolveCompactionConfig, restoreSession, TokenMeter,
+  type AgentCompactionEngine, type CapturedRequest, type CompactionPolicySpec, type EventDraft, type GenerateOptions, type LlmAdapter,
+  type LogEvent, type MessageKind, type PruneSpec, CallId, type SessionEvent, type StaticModelInfo, type SteeringSource, type ToolExecutor,
+  type ToolOutcome, type ToolResultOrder, type TurnOutcome,
 } from '@compaction-sim/core'
 import type { Transcript } from '@compaction-sim/fixtures'
 import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
 import { worldStream } from '../world/prng.ts'
-import { worldRoutes } from '../run/world.ts'
+import { reportedWindow } from '../provider/route.ts'
+import { worldMockRoutes } from '../run/world.ts'
 import type { ResolvedManualAction, ResolvedScenario } from '../scenario/resolve.ts'
 import { ConcurrencyPlan } from './concurrency.ts'
-import type { Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
+import type { FlushPoint, Subject, SubjectSessionOptions, SubjectSessionResult, SubjectTurnOutcome } from './types.ts'
 
 /** The API key the subject sends (redacted in captures). */
 const SIM_API_KEY = 'sk-compaction-sim'
@@ -80,14 +83,19 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
     offsetMs: lastTime === undefined ? 0 : Math.max(0, lastTime + CLOCK_STEP_MS - (CLOCK_ORIGIN_MS + CLOCK_STEP_MS * restoreLength)),
   })
   let storeError: unknown = null
-  // The session durability checkpoint (§7.11): every event appended so far is durable once this settles.
-  let durable: Promise<void> = Promise.resolve()
+  // The store serializes appends, so the latest one settling means every event so far is durable.
+  let lastWrite: Promise<void> = Promise.resolve()
   // A clean stop inside a bracket (issue #16): nothing after the stop point's compaction/start reaches the file.
   const stop = inBracketStop(options, stored)
   const persist = (event: LogEvent): void => {
     if (stop.stopped()) return
-    durable = store.append([event]).catch((err: unknown) => { storeError ??= err })
+    lastWrite = store.append([event]).catch((err: unknown) => { storeError ??= err })
     stop.observe(event)
+  }
+  /** The session durability checkpoint (§7.11): every event appended so far is fsync'ed, or the store's failure. */
+  const durable = async (): Promise<void> => {
+    await lastWrite
+    if (storeError !== null) throw storeError
   }
   if (options.resume === true) {
     const restored = restoreSession(stored, { dialect: 'seed', clock: clock.now })
@@ -100,7 +108,7 @@ export async function runReferenceSession(options: SubjectSessionOptions, intern
   const unsubscribe = theLog.subscribe(persist)
   let result: SubjectSessionResult
   try {
-    result = await drive(options, theLog, clock, hooks, transcript, internals, () => durable, stop)
+    result = await drive(options, theLog, clock, hooks, transcript, internals, durable, stop)
   } finally {
     unsubscribe()
     await store.close()
@@ -233,21 +241,23 @@ async function drive(
     runtime, log, policy: scenario.policy, agentRoute: route, sessionId, newInstructionId: () => `compaction-instruction-${++instructions}`,
   }))
   const rejectAppend = hooks.rejectAppend
-  const engine = new CompactionEngine({
-    log, runtime, policy: scenario.policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId, meter,
+  // Engine construction validates the configuration as written (§3.2); a rejected one installs nothing (FAULT-43).
+  const policy = constructionPolicy(scenario, warn)
+  const engine = policy === null ? null : new CompactionEngine({
+    log, runtime, policy, clock: clock.now, warn, info: () => {}, agentRoute: route, sessionId, meter,
     ...(scenario.pruner === null ? {} : { pruner: scenario.pruner }),
     ...(rejectAppend === undefined ? {} : { append: faultyAppend(log, rejectAppend) }),
     ...(summarizer === null ? {} : { summarizer: plan.empty ? summarizer : plan.wrapSummarizer(summarizer) }),
-    ...(plan.empty ? {} : { flush: plan.flush(durable) }),
+    flush: plan.empty ? manualFlush(log, durable, hooks.rejectFlush) : plan.flush(manualFlush(log, durable, hooks.rejectFlush)),
     ...(internals.plantAppend === undefined ? {} : { append: internals.plantAppend(log) }),
     newCompactionId: () => `cmp-${idTag}-${next()}`,
     newMessageId: () => `m-checkpoint-${next()}`,
   })
   const explicitRegionStarts: number[] = []
   engineRef = engine
-  const port = regionPort(engine, log, scenario.manual, explicitRegionStarts, warn, plan)
+  const port = engine === null ? null : regionPort(engine, log, scenario.manual, explicitRegionStarts, warn, plan)
   const agent = new Agent({
-    log, runtime, engine: port, policy: scenario.policy, route, sessionId, clock: clock.now, warn,
+    log, runtime, ...(port === null ? {} : { engine: port }), policy: policy ?? scenario.policy, route, sessionId, clock: clock.now, warn,
     systemPrompt: () => transcript.systemPrompt,
     tools: transcript.tools,
     executeTool: toolExecutor(transcript),
@@ -262,11 +272,19 @@ async function drive(
   hooks.observeSession?.({ now: () => clock.peek(), originMs: CLOCK_ORIGIN_MS, logLength: () => log.length })
   const startedAfterTurn = log.state.lastTurn
   const outcomes: SubjectTurnOutcome[] = []
-  /** Runs the scenario's `compactNow` actions due after `turn` (§3.7), skipping the first `done` of them. */
+  /** Runs the scenario's `compactNow` (§3.7) and `prune` actions due after `turn`, skipping the first `done` `compactNow`s. */
   const runManual = async (turn: number, done: number): Promise<void> => {
-    const due = scenario.manual.filter((a) => a.kind === 'compactNow' && a.afterTurn === turn)
-    for (const action of due.slice(done)) {
-      if (action.kind !== 'compactNow') continue
+    let skip = done
+    for (const action of scenario.manual) {
+      if (action.kind === 'prune' && action.afterTurn === turn) { // FAULT-66: the pruner called on the idle session
+        idlePrune(log, scenario.pruner, clock.now, turn, warn)
+        continue
+      }
+      if (action.kind !== 'compactNow' || action.afterTurn !== turn) continue
+      if (skip > 0) { // its bracket began before the crash (manualBracketsAfterLastTurn)
+        skip--
+        continue
+      }
       const when = turn === 0 ? 'before the first turn' : `after turn ${turn}`
       // The world's caller signal (FAULT-22 aborts it while the summary call hangs, §7.10), with the `concurrent:`
       // plan's caller signal when the scenario has items (caller aborts at a named point).
@@ -296,9 +314,9 @@ async function drive(
     if (input === undefined || claimed.has(turn)) return null
     nextTurn++
     const own = new AbortController()
-    const stop = log.subscribe((event) => {
+    const unsubscribeTurn = log.subscribe((event) => {
       if (event.type !== 'turn/start' || (event.data as { turn: number }).turn !== turn) return
-      stop()
+      unsubscribeTurn()
       turnAbort = own
       const world = hooks.beginTurn?.(turn, control)
       world?.addEventListener('abort', () => { own.abort(world.reason) }, { once: true })
@@ -365,6 +383,37 @@ function anySignal(a: AbortSignal | undefined, b: AbortSignal | undefined): Abor
   return a === undefined ? b : AbortSignal.any([a, b])
 }
 
+/**
+ * The compaction engine's configuration, validated as the engine is constructed (§3.2): `scenario.policyConfig` as
+ * written. A rejected configuration (FAULT-43) is reported as a warning and yields null: the session runs with no
+ * engine — no pre-step listener, no overflow recovery, and `compactNow` fails — which is what "nothing is installed"
+ * means for a host that keeps running after the failed construction.
+ */
+function constructionPolicy(scenario: ResolvedScenario, warn: (m: string) => void): CompactionPolicySpec | null {
+  try {
+    return resolveCompactionConfig(scenario.policyConfig)
+  } catch (err) {
+    if (!(err instanceof CompactionConfigError)) throw err
+    warn(`compaction engine construction failed: ${err.message}; the session runs without compaction (nothing installed)`)
+    return null
+  }
+}
+
+/**
+ * A `manual: prune` action (FAULT-66): the core's pruner called on the idle session, with no turn open. Its
+ * pre-validation refuses before it writes anything (§5.4 rule 4); the thrown error becomes a warning. A pass that
+ * returns (it would not, with no turn open) is reported too, with what it pruned.
+ */
+function idlePrune(log: EventLog, pruner: PruneSpec | null, clock: () => number, turn: number, warn: (m: string) => void): void {
+  if (pruner === null) return // resolve refuses a prune action without a pruner
+  try {
+    const { pruned } = pruneSession(log, pruner, clock)
+    warn(`manual prune after turn ${turn} returned: pruned ${pruned.length} tool results with no turn open`)
+  } catch (err) {
+    warn(`manual prune after turn ${turn} failed: ${err instanceof Error ? err.message : String(err)}`)
+  }
+}
+
 /** The meter's §2.5 `totalTokens` now, or null for a log it cannot replay (the engine reports that itself). */
 function meterTokensOf(meter: TokenMeter): number | null {
   try {
@@ -379,8 +428,8 @@ function meterTokensOf(meter: TokenMeter): number | null {
  * The HTTP adapter for the scenario's wire: `OpenAiCompatibleAdapter` for `openai` and `deepseek` (route
  * metadata from the mock's `GET /models/<id>`), `AnthropicMessagesAdapter` for `anthropic`. The Anthropic
  * wire has no capacity endpoint a real client could rely on, so that adapter reads a static table: the
- * scenario's routes as the run manifest lists them (`worldRoutes`: window, image price; none for FAULT-40),
- * which is what the mock serves — the analogue of the model table a real Anthropic client ships. Its
+ * scenario's routes as the mock serves them (`worldMockRoutes`: the reported window — FAULT-41's scripted one
+ * included, none for FAULT-40 — and image price), which is what the mock serves — the analogue of the model table a real Anthropic client ships. Its
  * `max_tokens` default is the adapter's (`ANTHROPIC_DEFAULT_MAX_TOKENS`), reported as each route's
  * `defaultMaxTokens`, so the agent logs it in the effective config (§1.4.10).
  */
@@ -397,11 +446,14 @@ function wireAdapter(scenario: ResolvedScenario, options: SubjectSessionOptions,
     case 'deepseek':
       return new OpenAiCompatibleAdapter({ ...common, wire })
     case 'anthropic': {
-      const models: StaticModelInfo[] = worldRoutes(scenario).map((r) => ({
-        id: r.model,
-        ...(r.contextWindow === undefined ? {} : { contextWindow: r.contextWindow }),
-        ...(r.imageTokens === undefined ? {} : { imageTokens: r.imageTokens }),
-      }))
+      const models: StaticModelInfo[] = worldMockRoutes(scenario).map((r) => {
+        const window = reportedWindow(r) // what the mock's model endpoint reports, FAULT-41's scripted value included
+        return {
+          id: r.model,
+          ...(window === null ? {} : { contextWindow: window }),
+          ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
+        }
+      })
       return new AnthropicMessagesAdapter({ ...common, models })
     }
     default:
@@ -421,6 +473,35 @@ function faultyAppend(log: EventLog, reject: (draft: EventDraft) => string | nul
     const refusal = reject(draft)
     if (refusal !== null) throw new InjectedAppendError(refusal)
     return log.append(draft)
+  }
+}
+
+/** A storage fault injected on the manual durability checkpoint (§13.5, FAULT-64/65): the flush failed. */
+export class InjectedFlushError extends Error {
+  override readonly name = 'InjectedFlushError'
+  readonly code = 'STORAGE_FAULT'
+}
+
+/**
+ * The engine's manual flush (§7.11): the world's flush fault, if it refuses this checkpoint (told whether the bracket
+ * just closed with `end{error}`, the log's last `compaction/end`), else the store's durability checkpoint.
+ */
+function manualFlush(
+  log: EventLog, durable: () => Promise<void>, reject: ((bracket: FlushPoint) => string | null) | undefined,
+): () => Promise<void> {
+  return async () => {
+    if (reject !== undefined) {
+      let failed = false
+      for (let seq = log.length - 1; seq >= 0; seq--) {
+        const event = log.event(seq)
+        if (event?.type !== 'compaction/end') continue
+        failed = 'error' in event.data
+        break
+      }
+      const refusal = reject({ failed })
+      if (refusal !== null) throw new InjectedFlushError(refusal)
+    }
+    await durable()
   }
 }
 

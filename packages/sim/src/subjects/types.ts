@@ -71,6 +71,18 @@ export interface SubjectHooks {
    * counts the scenario's FAULT-70…84 as fired once any item ran.
    */
   concurrentRan?: (index: number) => void
+  /**
+   * FAULT-64/65 (§13.5, §7.11): asked when the compaction engine awaits the session durability checkpoint after a
+   * closed manual bracket (`failed`: the bracket closed with `end{error}`); a string makes that flush fail with
+   * this storage-fault message, null lets it through.
+   */
+  rejectFlush?: (bracket: FlushPoint) => string | null
+}
+
+/** What a manual flush follows (`SubjectHooks.rejectFlush`). */
+export interface FlushPoint {
+  /** The bracket just closed with `compaction/end{error}` (a failed bracket); false after a committed one. */
+  readonly failed: boolean
 }
 
 /** Options of one subject session (see `runReferenceSession` for the reference subject's contract). */
@@ -156,6 +168,7 @@ export interface SubjectSessionResult {
  *
  * - `manualCompaction` — runs `manual: compactNow` actions (§3.7) after their turn.
  * - `explicitRegion` — runs `manual: compactRegion` actions (§3.8) before their step; reports `explicitRegionStarts`.
+ * - `manualPrune` — runs `manual: prune` actions after their turn: the pruner with no turn open (FAULT-66, §5.4 rule 4).
  * - `imageOffload` — [seed-only] image offload (§6): `image/offload` on IMAGE_OFFLOAD_REQUIRED (FAULT-12…15, 29, 30).
  * - `summaryError` — [seed-only] logs `compaction/summary-error` for a failed summary (§1.4.16).
  * - `seriesHeaders` — [seed-only] `request/header` reason `series` / `startsSeries` (§10.3), when a scenario expects them.
@@ -168,6 +181,7 @@ export interface SubjectSessionResult {
  * - `crash` — supports `resume` and `onDurable` as the store's hook, so it can run in the crash child (§13.4).
  * - `directApi` — honours `hooks.directApi`: dispatches without `request/header` logging (FAULT-09).
  * - `appendFaults` — routes its engine's bracket appends through `hooks.rejectAppend` (FAULT-60…63, and FAULT-11's live lock).
+ * - `flushFaults` — asks `hooks.rejectFlush` at its engine's manual durability checkpoint and fails that flush (FAULT-64, 65).
  * - `steering` — enters a transcript step's `steer` message as a `user/message` when the next step of the turn opens.
  * - `resultOrder` — logs a step's tool results in the transcript's order when it differs from the call order.
  * - `anthropicWire` — speaks the Anthropic messages wire (`POST <baseUrl>/messages`) when `provider.wire` is `anthropic`.
@@ -178,9 +192,9 @@ export interface SubjectSessionResult {
  * - `restart` — honours `options.stop` (a clean stop after a turn or inside a bracket) and resumes (`resume`) in the same process.
  */
 export const SUBJECT_FEATURES = [
-  'manualCompaction', 'explicitRegion', 'imageOffload', 'summaryError', 'seriesHeaders',
+  'manualCompaction', 'explicitRegion', 'manualPrune', 'imageOffload', 'summaryError', 'seriesHeaders',
   'abort', 'timeouts', 'routeSwitch', 'middleware', 'unroutableSummarizer', 'crash', 'directApi', 'appendFaults',
-  'steering', 'resultOrder', 'anthropicWire', 'concurrency', 'sessions', 'restart',
+  'flushFaults', 'steering', 'resultOrder', 'anthropicWire', 'concurrency', 'sessions', 'restart',
 ] as const
 
 /** One feature of `SUBJECT_FEATURES`. */

@@ -54,7 +54,7 @@ describe('fault realisation', () => {
     optional: false,
   })
 
-  it('simulates every kind of §13.1, §13.2 and §13.4, and the append faults FAULT-60…63 as subject hooks', () => {
+  it('simulates every kind of §13.1, §13.2 and §13.4, and the append and flush faults FAULT-60…65 as subject hooks', () => {
     const kinds = FAULT_KINDS.filter((k) => Number(k.slice(6)) <= 33 || (Number(k.slice(6)) >= 50 && Number(k.slice(6)) <= 57))
     const byKind = Object.fromEntries(kinds.map((k) => [k, realise(fault(k)).kind]))
     expect(Object.entries(byKind).filter(([, r]) => r === 'refused')).toEqual([])
@@ -62,8 +62,9 @@ describe('fault realisation', () => {
     expect([byKind['FAULT-09'], byKind['FAULT-11']]).toEqual(['request', 'request'])
     expect(realise(fault('FAULT-23'))).toEqual({ kind: 'request', params: { reply: 'max-tokens' } })
     expect(realise(fault('FAULT-50')).kind).toBe('crash')
-    expect((['FAULT-60', 'FAULT-61', 'FAULT-62', 'FAULT-63', 'FAULT-66'] as const).map((k) => realise(fault(k)).kind))
-      .toEqual(['hook', 'hook', 'hook', 'hook', 'refused'])
+    // FAULT-66 is attempted by a `manual: prune` action; the pruner's own pre-validation refuses it (setup-only).
+    expect((['FAULT-60', 'FAULT-61', 'FAULT-62', 'FAULT-63', 'FAULT-64', 'FAULT-65', 'FAULT-66'] as const).map((k) => realise(fault(k)).kind))
+      .toEqual(['hook', 'hook', 'hook', 'hook', 'hook', 'hook', 'setup'])
   })
 
   it('translates a request fault into the mock vocabulary with its delivery timing', () => {

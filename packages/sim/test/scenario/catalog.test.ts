@@ -1,8 +1,9 @@
 /**
  * The scenario catalog (`scenarios/`, issue 6): every file loads and resolves, the catalog is big enough,
  * names are unique and equal their file stems, and every fault id of §13.1 (FAULT-01…17), §13.2
- * (FAULT-20…33), §13.4 (FAULT-50…57), §13.6 (FAULT-70…79) and §13.7 (FAULT-80…84) is exercised; no fault of a
- * catalog scenario is refused by the runner (`checkFaultsSimulable`, issue #16).
+ * (FAULT-20…33), §13.3 (FAULT-40…46), §13.4 (FAULT-50…57), §13.5 (FAULT-60…66), §13.6 (FAULT-70…79) and §13.7
+ * (FAULT-80…84) — every id of §13 — is exercised, and no fault of a catalog scenario is refused by the runner
+ * (`checkFaultsSimulable`, issue #16).
  *
  * Coverage rule: an id counts as covered when some scenario lists it as a fault `kind`. Ids whose condition
  * is created by the transcript or policy rather than injected (FAULT-33: pressure still high after a
@@ -15,7 +16,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { basename, join, relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { checkFaultsSimulable } from '../../src/run/world.ts'
+import { checkFaultsSimulable, realise } from '../../src/run/world.ts'
 import { loadScenario } from '../../src/scenario/load.ts'
 import { faultTargetOf, resolveScenario, type ResolvedScenario } from '../../src/scenario/resolve.ts'
 import { resolveSessions } from '../../src/scenario/resolve-sessions.ts'
@@ -28,14 +29,8 @@ const SCHEMA_LINE = '# yaml-language-server: $schema=../../packages/sim/schema/s
 const FILES_MIN = 40
 const FAULT_FILE = /^fault-(\d{2})-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$/
 
-/** Targets whose faults live in `faults/`: §13.1, §13.2, and §13.6/§13.7 (the `concurrent:` block, issue #16). */
-const FAULTS_FOLDER_TARGETS: ReadonlySet<string> = new Set(['conversation', 'compaction', 'concurrent', 'signal'])
-
-/** The §13.1, §13.2, §13.4, §13.6 and §13.7 ids: conversation, compaction (summarizer), crash, concurrent and signal targets. */
-const REQUIRED: readonly FaultKind[] = FAULT_KINDS.filter((kind) => {
-  const target = faultTargetOf(kind)
-  return FAULTS_FOLDER_TARGETS.has(target) || target === 'crash'
-})
+/** Every FAULT id of §13 (§13.1–§13.7): each needs a catalog scenario. */
+const REQUIRED: readonly FaultKind[] = FAULT_KINDS
 
 interface Entry {
   /** Path relative to the repository root, `/`-separated (as `sim run` names it). */
@@ -108,10 +103,18 @@ describe('scenario catalog', () => {
     expect(bare.map((e) => e.file)).toEqual([])
   })
 
-  it('covers every FAULT id of §13.1, §13.2, §13.4, §13.6 and §13.7 as a fault kind', () => {
-    expect(REQUIRED).toHaveLength(17 + 14 + 8 + 10 + 5)
+  it('covers every FAULT id of §13 (§13.1–§13.7) as a fault kind', () => {
+    expect(REQUIRED).toHaveLength(17 + 14 + 7 + 8 + 7 + 10 + 5)
     const kinds = new Set(entries.flatMap((e) => e.scenario.faults.map((f) => f.kind)))
     expect(REQUIRED.filter((kind) => !kinds.has(kind))).toEqual([])
+  })
+
+  it('covers every FAULT id of §13.3 and §13.5 (FAULT-40…46, 60…66) with a scenario none of whose faults is refused', () => {
+    const wanted = FAULT_KINDS.filter((kind) => ['config', 'append', 'flush'].includes(faultTargetOf(kind)))
+    expect(wanted).toHaveLength(7 + 7)
+    const runnable = entries.filter((e) => e.scenario.faults.every((f) => realise(f).kind !== 'refused'))
+    const kinds = new Set(runnable.flatMap((e) => e.scenario.faults.map((f) => f.kind)))
+    expect(wanted.filter((kind) => !kinds.has(kind))).toEqual([])
   })
 
   it('names each faults/ and crash/ file after a FAULT id it injects, cited with its § in the header', () => {
@@ -124,7 +127,7 @@ describe('scenario catalog', () => {
       }
       const kind = `FAULT-${match[1] ?? ''}` as FaultKind
       const target = FAULT_KINDS.includes(kind) ? faultTargetOf(kind) : null
-      const wanted = e.folder === 'crash' ? target === 'crash' : target !== null && FAULTS_FOLDER_TARGETS.has(target)
+      const wanted = target !== null && (e.folder === 'crash') === (target === 'crash') // crash faults in crash/, the rest in faults/
       if (!wanted) problems.push(`${e.file}: ${kind} does not belong in ${e.folder}/`)
       if (!e.scenario.faults.some((f) => f.kind === kind)) problems.push(`${e.file}: lists no fault of kind ${kind}`)
       const header = headerComment(e.text)

@@ -11,13 +11,13 @@ import type { UsageMode } from '../../src/provider/enforce.ts'
 import type { TokenizerName } from '../../src/provider/tokenizers.ts'
 import { createScenarioAjv, readScenarioSchema } from '../../src/scenario/build-validator.ts'
 import type {
-  CompactNowAction, CompactRegionAction, ConcurrentAction, ConcurrentDo, ConcurrentDuring, ConcurrentPoint, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
+  CompactNowAction, CompactRegionAction, ConcurrentAction, ConcurrentDo, ConcurrentDuring, ConcurrentPoint, PruneAction, CountBound, CountsExpectation, CrashPoint, EventPattern, ExpectConfig, FaultConfig,
   FaultDelivery, FaultKind, FaultParams, FaultWhen, FinalPressureExpectation, GenerateConfig, GeneratedTranscriptConfig,
   InlineImageBlock, InlineReasoningBlock, InlineReply, InlineReplyBlock, InlineReplyObject, InlineResultBlock, InlineStep, InlineTextBlock,
   InlineTokenUsage, InlineTool, NodePattern, PreStepCountsExpectation, RejectionsExpectation, RequestPattern, StringMatcher,
   SummarizedRegionExpectation, WarningPattern, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
-  PrunerConfig, RecordedTranscriptConfig, Scenario, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
+  PrunerConfig, RecordedTranscriptConfig, Scenario, ReportedContextWindowConfig, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
   SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
   FileTranscriptConfig, ImportConfig, ImportTranscriptConfig,
   SessionConfig, RestartPoint,
@@ -73,11 +73,11 @@ const summarizer: SummarizerConfig = { script: [summaryAttempt, {}] }
 const enforceObject: Exclude<EnforceConfig, string> = { window: 'prompt-plus-max-tokens', pairing: false, images: true, maxOutput: false }
 const limits: ImageLimitsConfig = { imagesPerRequest: 4, imageBytes: 5_000_000, requestImageBytes: 20_000_000 }
 const route: RouteConfig = {
-  model: 'small', wire: 'deepseek', contextWindow: 16000, maxOutputTokens: 4096, imageTokens: 85, tokenizer: 'o200k_base',
-  enforce: enforceObject, limits, usage: 'late', summarizer,
+  model: 'small', wire: 'deepseek', contextWindow: 16000, reportedContextWindow: 0.5, maxOutputTokens: 4096, imageTokens: 85,
+  tokenizer: 'o200k_base', enforce: enforceObject, limits, usage: 'late', summarizer,
 }
 const provider: ProviderConfig = {
-  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, imageTokens: 85, cache: providerCache,
+  wire: 'deepseek', name: 'ds', model: 'deepseek-chat', contextWindow: 64000, reportedContextWindow: 'none', imageTokens: 85, cache: providerCache,
   maxOutputTokens: 8192, tokenizer: 'dense', enforce: 'off', limits: {}, usage: 'omitted', summarizer: 'reasoning-only',
 }
 const routedProvider: ProviderConfig = {
@@ -107,6 +107,7 @@ const concurrentAction: ConcurrentAction = {
   during: 'summary', occurrence: 1, at: 'after-chunk', chunk: 2, turn: 1, step: 1, afterTurn: 1, do: 'replace-node', node: 'middle',
   signal: 'aborted', imageTokens: 200, start: 1, end: -2,
 }
+const prune: PruneAction = { action: 'prune', afterTurn: 1 }
 const countRange: Exclude<CountBound, number> = { min: 1, max: 3 }
 const counts: CountsExpectation = {
   brackets: 1, failedBrackets: 0, prunes: countRange, offloads: { max: 2 }, retries: { min: 0 }, summaryErrors: 0, checkpoints: 1,
@@ -121,6 +122,7 @@ const preStep: PreStepCountsExpectation = { brackets: { max: 1 }, failedBrackets
 const node: NodePattern = { type: 'user/message', text: contains, data: { role: 'user' } }
 const region: SummarizedRegionExpectation = { bracket: 'any', shadowedSeqs: [3, 4], nodes: { min: 2 }, first: node, last: { type: 'tool/result' } }
 const warning: WarningPattern = { matches: '/budget/i', absent: true }
+const countedWarning: WarningPattern = { contains: 'no context capacity', count: { min: 1, max: 1 } }
 const rejections: RejectionsExpectation = { window: 1, pairing: { min: 1 }, images: 0, maxOutput: 0, fault: 0, unclassified: 0, total: { max: 3 } }
 const requestPattern: RequestPattern = {
   purpose: 'conversation', every: true, message: 0, role: 'system', equals: 'first', contains: 'You are', matches: '/^You/',
@@ -128,14 +130,14 @@ const requestPattern: RequestPattern = {
 const expectation: ExpectConfig = {
   invariants: ['INV-01', 'INV-45'], outcome: ['completed', outcomeObject], counts, finalPressure,
   events: ['compaction/start', patternObject, textPattern], finalSurfaceNodes: { min: 2 }, perPreStep: preStep, summarized: [region],
-  warnings: [warning, contains], rejections, requests: [requestPattern, { purpose: 'compaction', absent: true }],
+  warnings: [warning, contains, countedWarning], rejections, requests: [requestPattern, { purpose: 'compaction', absent: true }],
 }
 const recorded: RecordedTranscriptConfig = { recorded: 'fixtures:recorded/x.jsonl', dialect: 'dsh-0.1.0-rc.8' }
 const generated: GeneratedTranscriptConfig = { generate }
 const inlined: InlineTranscriptConfig = { inline }
 const scenario: Scenario = {
   name: 'every-key', description: 'uses every key', tags: ['smoke', 'fast'], seed: 4294967295, subject: 'reference', dialect: 'seed', provider, policy,
-  pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion], concurrent: [concurrentAction],
+  pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion, prune], concurrent: [concurrentAction],
   expect: expectation,
 }
 const session: SessionConfig = { name: 'a', transcript: generated, faults: [fault], manual: [compactNow], expect: expectation }
@@ -147,7 +149,8 @@ const examples: Record<string, readonly unknown[]> = {
   Subject: ['reference'] satisfies SubjectName[],
   Dialect: ['seed', 'dsh-0.1.0-rc.8'],
   Provider: [provider, routedProvider, { wire: 'openai', model: 'gpt' }] satisfies ProviderConfig[],
-  Route: [route, { model: 'm' }] satisfies RouteConfig[],
+  Route: [route, { model: 'm' }, { model: 'w', contextWindow: 8000, reportedContextWindow: 128000 }] satisfies RouteConfig[],
+  ReportedContextWindow: [0, -4000, 1.5, 128000, 'none'] satisfies ReportedContextWindowConfig[],
   MaxOutputTokens: [1, 8192],
   Tokenizer: ['heuristic', 'o200k_base', 'cl100k_base', 'dense'],
   Enforce: ['on', 'off', enforceObject, { window: true }, { window: false }, {}] satisfies EnforceConfig[],
@@ -187,12 +190,13 @@ const examples: Record<string, readonly unknown[]> = {
   CrashPoint: ['checkpoint', 'compaction/prune'] satisfies CrashPoint[],
   FaultParams: [params, {}, { delivery: 'before-headers' }, { codes: ['SERVER', 'RATE_LIMIT'], count: 2 }] satisfies FaultParams[],
   FailureCode: ['SERVER', 'UNKNOWN'] satisfies ScenarioFailureCode[],
-  ManualAction: [compactNow, compactRegion] satisfies ManualAction[],
+  ManualAction: [compactNow, compactRegion, prune] satisfies ManualAction[],
   Session: [session, { name: 'b-2' }] satisfies SessionConfig[],
   Restart: [{ afterTurn: 2 }, { inBracket: 1 }] satisfies RestartPoint[],
   CompactNowAction: [compactNow, { action: 'compactNow', afterTurn: 0 }] satisfies CompactNowAction[],
   CompactRegionAction: [compactRegion, { action: 'compactRegion', turn: 1, start: 0, end: 0 }] satisfies CompactRegionAction[],
   ConcurrentAction: [concurrentAction, { during: 'idle', do: 'compact-now' }] satisfies ConcurrentAction[],
+  PruneAction: [prune, { action: 'prune', afterTurn: 0 }] satisfies PruneAction[],
   Expect: [expectation, { invariants: 'all' }, {}] satisfies ExpectConfig[],
   InvariantId: ['INV-01', 'INV-47'] satisfies ScenarioInvariantId[],
   TurnOutcomeKind: ['interrupted'] satisfies TurnOutcomeKind[],
@@ -206,7 +210,7 @@ const examples: Record<string, readonly unknown[]> = {
   PreStepCounts: [preStep, { summaryCalls: 1 }] satisfies PreStepCountsExpectation[],
   SummarizedRegion: [region, { shadowedSeqs: [1] }, { bracket: 2, first: node }] satisfies SummarizedRegionExpectation[],
   NodePattern: [node, { text: matches }] satisfies NodePattern[],
-  WarningPattern: [warning, contains] satisfies WarningPattern[],
+  WarningPattern: [warning, contains, countedWarning, { matches: '/x/', count: 2 }] satisfies WarningPattern[],
   Rejections: [rejections, { window: 0 }] satisfies RejectionsExpectation[],
   RequestPattern: [requestPattern, {}, { purpose: 'compaction', contains: 'summarize' }] satisfies RequestPattern[],
 }
@@ -220,7 +224,8 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   Session: { pointer: 'Session', keys: keysOf<SessionConfig>({ name: true, transcript: true, faults: true, manual: true, expect: true }) },
   Restart: { pointer: 'Restart', keys: keysOf<RestartPoint>({ afterTurn: true, inBracket: true }) },
   Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({
-    wire: true, name: true, model: true, contextWindow: true, imageTokens: true, cache: true, maxOutputTokens: true, tokenizer: true,
+    wire: true, name: true, model: true, contextWindow: true, reportedContextWindow: true, imageTokens: true, cache: true, maxOutputTokens: true,
+    tokenizer: true,
     enforce: true, limits: true, usage: true, summarizer: true, routes: true, conversation: true, summary: true,
   }) },
   Summarizer: { pointer: 'Summarizer', keys: keysOf<SummarizerObject>({ fixed: true, ratio: true, script: true }) },
@@ -229,7 +234,8 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   }) },
   SummaryToolCall: { pointer: 'SummaryToolCall', keys: keysOf<SummaryToolCallConfig>({ name: true, arguments: true }) },
   Route: { pointer: 'Route', keys: keysOf<RouteConfig>({
-    model: true, wire: true, contextWindow: true, maxOutputTokens: true, imageTokens: true, tokenizer: true, enforce: true, limits: true,
+    model: true, wire: true, contextWindow: true, reportedContextWindow: true, maxOutputTokens: true, imageTokens: true, tokenizer: true,
+    enforce: true, limits: true,
     usage: true, summarizer: true,
   }) },
   Enforce: { pointer: 'Enforce/else', keys: keysOf<Exclude<EnforceConfig, string>>({ window: true, pairing: true, images: true, maxOutput: true }) },
@@ -296,6 +302,7 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     during: true, occurrence: true, at: true, chunk: true, turn: true, step: true, afterTurn: true, do: true, node: true, signal: true,
     imageTokens: true, start: true, end: true,
   }) },
+  PruneAction: { pointer: 'PruneAction', keys: keysOf<PruneAction>({ action: true, afterTurn: true }) },
   Expect: { pointer: 'Expect', keys: keysOf<ExpectConfig>({
     seedSpecific: true, invariants: true, outcome: true, counts: true, finalPressure: true, events: true, finalSurfaceNodes: true,
     perPreStep: true, summarized: true, warnings: true, rejections: true, requests: true,
@@ -315,7 +322,7 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     bracket: true, shadowedSeqs: true, nodes: true, first: true, last: true,
   }) },
   NodePattern: { pointer: 'NodePattern', keys: keysOf<NodePattern>({ type: true, text: true, data: true }) },
-  WarningPattern: { pointer: 'WarningPattern', keys: ['absent', 'contains', 'matches'] },
+  WarningPattern: { pointer: 'WarningPattern', keys: ['absent', 'contains', 'count', 'matches'] },
   Rejections: { pointer: 'Rejections', keys: keysOf<RejectionsExpectation>({
     window: true, pairing: true, images: true, maxOutput: true, fault: true, unclassified: true, total: true,
   }) },
