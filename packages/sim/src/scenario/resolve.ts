@@ -37,6 +37,7 @@ import { dataPatternAt, matcherAt, resolveMatcherExpect, type ResolvedMatcherExp
 import type { ResolvedStringMatcher } from './string-matcher.ts'
 import type { SummarizerSpec } from '../provider/summarizers.ts'
 import { checkScriptCoverage, resolveSummarizer } from './resolve-summarizer.ts'
+import { resolveProbes, type ResolvedProbe } from './resolve-probes.ts'
 
 /** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
 export const FIXTURES_PREFIX = 'fixtures:'
@@ -235,6 +236,8 @@ export interface ResolvedScenario {
   readonly transcript: ResolvedTranscriptSource
   readonly faults: readonly ResolvedFault[]
   readonly manual: readonly ResolvedManualAction[]
+  /** The scenario's own retention probes (issue #20); a generated transcript's planted ones join them at run time. */
+  readonly probes: readonly ResolvedProbe[]
   readonly expect: ResolvedExpect
 }
 
@@ -274,6 +277,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   checkRouteSwitches(faults, provider.routes, issues)
   checkFaultTargeting(doc.faults ?? [], requestModels(doc), turnSteps, turnCount, issues)
   const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, issues))
+  const probes = resolveProbes(doc.probes, issues)
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {
     throw new ScenarioError(source.file, issues.length > 0 ? issues : [{ code: 'SEMANTIC', path: '', reason: 'cannot be resolved' }])
@@ -294,6 +298,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     transcript,
     faults,
     manual,
+    probes,
     expect,
   })
 }

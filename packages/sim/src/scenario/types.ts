@@ -42,7 +42,7 @@ export interface ProviderConfig {
 }
 
 /** `#/definitions/Summarizer/then`: a one-word summarizer (issue #15). */
-export type SummarizerPresetName = 'builtin' | 'reasoning-only' | 'tool-call'
+export type SummarizerPresetName = 'builtin' | 'reasoning-only' | 'tool-call' | 'forgets-paths'
 
 /** The object form of `#/definitions/Summarizer`: exactly one of `fixed`, `ratio`, `script`. */
 export interface SummarizerObject {
@@ -468,5 +468,18 @@ export interface Scenario {
   transcript: TranscriptConfig
   faults?: FaultConfig[]
   manual?: ManualAction[]
+  /** Retention probes (issue #20), scored after every committed compaction. */
+  probes?: ProbeConfig[]
   expect?: ExpectConfig
+}
+
+/** A retention probe as the scenario writes it (`probes:` items, issue #20). */
+export interface ProbeConfig {
+  /** Default `<kind>-<n>`. */
+  id?: string
+  kind: 'recall' | 'artifact' | 'continuation' | 'decision'
+  /** One string or several that must all match; `/source/flags` is a regular expression. */
+  expect: string | string[]
+  /** Default `exact`. */
+  match?: 'exact' | 'normalized'
 }

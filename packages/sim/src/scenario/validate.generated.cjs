@@ -4,10 +4,11 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"probes":{"description":"Retention probes (issue #20): facts the scorer looks for on the model-visible surface after every committed compaction, beside any the transcript generator planted. Default: none (no `retention` section in the report).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/Probe"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call","forgets-paths"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"Capacity the adapter reports instead of the provider's (FAULT-41 sends 0, negative or fractional values).","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"ManualAction":{"description":"One explicit compaction call: `compactNow` between turns (§3.7) or `compactRegion` inside a turn (§3.8).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"Probe":{"description":"A retention probe: visible on a surface when every `expect` entry matches the surface's text.","type":"object","additionalProperties":false,"required":["kind","expect"],"properties":{"id":{"description":"Unique name of the probe (default `<kind>-<n>`, n counting the scenario's probes from 1).","type":"string","minLength":1,"maxLength":200},"kind":{"description":"`recall` (a number or name stated once), `artifact` (a file path or an error message), `continuation` (a pending TODO and its next step) or `decision` (a correction and the option chosen, with its reason).","type":"string","enum":["recall","artifact","continuation","decision"]},"expect":{"description":"A string, or strings that must all match: a `/source/flags` literal is a regular expression (flags i, m, s, u), anything else a substring.","type":["string","array"],"minLength":1,"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1}},"match":{"description":"`exact` (default): verbatim; `normalized`: both sides NFKC, lower-cased, every run of non-letters and non-digits one space.","type":"string","enum":["exact","normalized"]}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
 const schema12 = {"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]};
 const schema13 = {"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]};
 const schema32 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
+const schema66 = {"description":"A retention probe: visible on a surface when every `expect` entry matches the surface's text.","type":"object","additionalProperties":false,"required":["kind","expect"],"properties":{"id":{"description":"Unique name of the probe (default `<kind>-<n>`, n counting the scenario's probes from 1).","type":"string","minLength":1,"maxLength":200},"kind":{"description":"`recall` (a number or name stated once), `artifact` (a file path or an error message), `continuation` (a pending TODO and its next step) or `decision` (a correction and the option chosen, with its reason).","type":"string","enum":["recall","artifact","continuation","decision"]},"expect":{"description":"A string, or strings that must all match: a `/source/flags` literal is a regular expression (flags i, m, s, u), anything else a substring.","type":["string","array"],"minLength":1,"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1}},"match":{"description":"`exact` (default): verbatim; `normalized`: both sides NFKC, lower-cased, every run of non-letters and non-digits one space.","type":"string","enum":["exact","normalized"]}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[a-z0-9][a-z0-9-]*$", "u");
@@ -19,7 +20,7 @@ const schema17 = {"description":"Provider-side enforcement: `on` (every rule, th
 const schema18 = {"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}};
 const schema19 = {"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]};
 const schema29 = {"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}};
-const schema20 = {"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}};
+const schema20 = {"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink) or `script` (one reply per attempt; the last repeats). Every summarizer is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call","forgets-paths"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}}}};
 const schema21 = {"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}};
 const schema22 = {"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}};
 
@@ -349,7 +350,7 @@ vErrors = null;
 let ifClause0;
 if(_valid0){
 const _errs4 = errors;
-if(!(((data === "builtin") || (data === "reasoning-only")) || (data === "tool-call"))){
+if(!((((data === "builtin") || (data === "reasoning-only")) || (data === "tool-call")) || (data === "forgets-paths"))){
 const err2 = {instancePath,schemaPath:"#/then/enum",keyword:"enum",params:{allowedValues: schema20.then.enum},message:"must be equal to one of the allowed values",schema:schema20.then.enum,parentSchema:schema20.then,data};
 if(vErrors === null){
 vErrors = [err2];
@@ -6413,21 +6414,21 @@ validate51.errors = vErrors;
 return errors === 0;
 }
 
-const schema66 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
-const schema67 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
-const schema80 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
-const schema73 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
-const schema97 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}};
-const schema106 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
+const schema67 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
+const schema68 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
+const schema81 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
+const schema74 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
+const schema98 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true}}};
+const schema107 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
 const func0 = require("ajv/dist/runtime/equal").default;
-const schema68 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
-const schema69 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
+const schema69 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
+const schema70 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
 
 function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema68.type},message:"must be string,object",schema:schema68.type,parentSchema:schema68,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema69.type},message:"must be string,object",schema:schema69.type,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6463,7 +6464,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.type,parentSchema:schema69,data};
+const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.type,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6473,7 +6474,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((data === "completed") || (data === "blocked")) || (data === "max-tokens")) || (data === "aborted")) || (data === "error")) || (data === "interrupted"))){
-const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values",schema:schema70.enum,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6490,7 +6491,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema68.else.required,parentSchema:schema68.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema69.else.required,parentSchema:schema69.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6501,7 +6502,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema68.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema69.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6514,7 +6515,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.type,parentSchema:schema69,data:data0};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.type,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6524,7 +6525,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "completed") || (data0 === "blocked")) || (data0 === "max-tokens")) || (data0 === "aborted")) || (data0 === "error")) || (data0 === "interrupted"))){
-const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data:data0};
+const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema70.enum},message:"must be equal to one of the allowed values",schema:schema70.enum,parentSchema:schema70,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6563,7 +6564,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema68.if,parentSchema:schema68,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema69.if,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6576,7 +6577,7 @@ validate54.errors = vErrors;
 return errors === 0;
 }
 
-const schema72 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
+const schema73 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
 
 function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -6584,7 +6585,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "offloads")) || (key0 === "retries")) || (key0 === "summaryErrors")) || (key0 === "checkpoints"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6597,7 +6598,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
+const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6608,7 +6609,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6620,7 +6621,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6631,7 +6632,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6644,7 +6645,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
+const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6655,7 +6656,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6669,7 +6670,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
+const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6680,7 +6681,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6696,7 +6697,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6707,7 +6708,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6719,7 +6720,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6730,7 +6731,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6743,7 +6744,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6754,7 +6755,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6768,7 +6769,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6779,7 +6780,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6795,7 +6796,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
+const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6806,7 +6807,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6818,7 +6819,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6829,7 +6830,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6842,7 +6843,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
+const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6853,7 +6854,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6867,7 +6868,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
+const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6878,7 +6879,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6894,7 +6895,7 @@ errors++;
 if(data.offloads !== undefined){
 let data9 = data.offloads;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
+const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6905,7 +6906,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
+const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6917,7 +6918,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
+const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6928,7 +6929,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
+const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6941,7 +6942,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
+const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6952,7 +6953,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6966,7 +6967,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
+const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6977,7 +6978,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6993,7 +6994,7 @@ errors++;
 if(data.retries !== undefined){
 let data12 = data.retries;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
+const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -7004,7 +7005,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
+const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -7016,7 +7017,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
+const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7027,7 +7028,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
+const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7040,7 +7041,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
+const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7051,7 +7052,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7065,7 +7066,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
+const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7076,7 +7077,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7092,7 +7093,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data15 = data.summaryErrors;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data15};
+const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7103,7 +7104,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data15};
+const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7115,7 +7116,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data15};
+const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -7126,7 +7127,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data15};
+const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7139,7 +7140,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data16};
+const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7150,7 +7151,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -7164,7 +7165,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data17};
+const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -7175,7 +7176,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -7191,7 +7192,7 @@ errors++;
 if(data.checkpoints !== undefined){
 let data18 = data.checkpoints;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data18};
+const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -7202,7 +7203,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data18};
+const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7214,7 +7215,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data18};
+const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7225,7 +7226,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data18};
+const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -7238,7 +7239,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data19};
+const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -7249,7 +7250,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -7263,7 +7264,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data20};
+const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -7274,7 +7275,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -7289,7 +7290,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema73.type,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -7302,15 +7303,15 @@ validate56.errors = vErrors;
 return errors === 0;
 }
 
-const schema81 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
-const schema82 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
-const schema84 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
+const schema82 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
+const schema83 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload"]};
+const schema85 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
 
 function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema81.type},message:"must be string,object",schema:schema81.type,parentSchema:schema81,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema82.type},message:"must be string,object",schema:schema82.type,parentSchema:schema82,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7346,7 +7347,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data};
+const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.type,parentSchema:schema83,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7356,7 +7357,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data === "turn/start") || (data === "turn/end")) || (data === "step/start")) || (data === "step/end")) || (data === "system/message")) || (data === "user/message")) || (data === "assistant/chunk")) || (data === "assistant/message")) || (data === "tool/call")) || (data === "tool/result")) || (data === "request/header")) || (data === "request/context")) || (data === "session/end-seed")) || (data === "llm/retry")) || (data === "llm/retry-started")) || (data === "compaction/start")) || (data === "compaction/summary")) || (data === "compaction/summary-error")) || (data === "compaction/prune")) || (data === "compaction/end")) || (data === "image/offload"))){
-const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data};
+const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values",schema:schema83.enum,parentSchema:schema83,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7373,7 +7374,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema81.else.required,parentSchema:schema81.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema82.else.required,parentSchema:schema82.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7384,7 +7385,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "data")) || (key0 === "text")) || (key0 === "absent"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema81.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema82.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7397,7 +7398,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data:data0};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.type,parentSchema:schema83,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7407,7 +7408,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data:data0};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values",schema:schema83.enum,parentSchema:schema83,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7420,7 +7421,7 @@ errors++;
 if(data.data !== undefined){
 let data1 = data.data;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema81.else.properties.data.type,parentSchema:schema81.else.properties.data,data:data1};
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema82.else.properties.data.type,parentSchema:schema82.else.properties.data,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7438,7 +7439,7 @@ let passing0 = null;
 const _errs18 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.contains === undefined){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema84.oneOf[0].required,parentSchema:schema84.oneOf[0],data:data2};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema85.oneOf[0].required,parentSchema:schema85.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7456,7 +7457,7 @@ passing0 = 0;
 const _errs19 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.matches === undefined){
-const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema84.oneOf[1].required,parentSchema:schema84.oneOf[1],data:data2};
+const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema85.oneOf[1].required,parentSchema:schema85.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7478,7 +7479,7 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema84.oneOf,parentSchema:schema84,data:data2};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema85.oneOf,parentSchema:schema85,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7501,7 +7502,7 @@ vErrors = null;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema84,data:data2};
+const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema85,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7515,7 +7516,7 @@ if(data2.contains !== undefined){
 let data3 = data2.contains;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema84.properties.contains,data:data3};
+const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema85.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7526,7 +7527,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.contains.type,parentSchema:schema84.properties.contains,data:data3};
+const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema85.properties.contains.type,parentSchema:schema85.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7539,7 +7540,7 @@ errors++;
 if(data2.matches !== undefined){
 let data4 = data2.matches;
 if(typeof data4 !== "string"){
-const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.matches.type,parentSchema:schema84.properties.matches,data:data4};
+const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema85.properties.matches.type,parentSchema:schema85.properties.matches,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7551,7 +7552,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data:data2};
+const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema85.type,parentSchema:schema85,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7564,7 +7565,7 @@ errors++;
 if(data.absent !== undefined){
 let data5 = data.absent;
 if(true !== data5){
-const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema81.else.properties.absent,data:data5};
+const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema82.else.properties.absent,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7580,7 +7581,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema81.if,parentSchema:schema81,data};
+const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema82.if,parentSchema:schema82,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7593,14 +7594,14 @@ validate58.errors = vErrors;
 return errors === 0;
 }
 
-const schema86 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
+const schema87 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
 
 function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema86,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7611,7 +7612,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "summaryCalls")) || (key0 === "summaryErrors"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema86,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7624,7 +7625,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7635,7 +7636,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7647,7 +7648,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7658,7 +7659,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
+const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7671,7 +7672,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7682,7 +7683,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7696,7 +7697,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7707,7 +7708,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7723,7 +7724,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7734,7 +7735,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7746,7 +7747,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7757,7 +7758,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7770,7 +7771,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7781,7 +7782,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7795,7 +7796,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7806,7 +7807,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7822,7 +7823,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7833,7 +7834,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7845,7 +7846,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7856,7 +7857,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
+const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7869,7 +7870,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7880,7 +7881,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7894,7 +7895,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7905,7 +7906,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7921,7 +7922,7 @@ errors++;
 if(data.summaryCalls !== undefined){
 let data9 = data.summaryCalls;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
+const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7932,7 +7933,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
+const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7944,7 +7945,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
+const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7955,7 +7956,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
+const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7968,7 +7969,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7979,7 +7980,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7993,7 +7994,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8004,7 +8005,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8020,7 +8021,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data12 = data.summaryErrors;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
+const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8031,7 +8032,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
+const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8043,7 +8044,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
+const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8054,7 +8055,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
+const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8067,7 +8068,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8078,7 +8079,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8092,7 +8093,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8103,7 +8104,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8118,7 +8119,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.type,parentSchema:schema87,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8131,15 +8132,15 @@ validate60.errors = vErrors;
 return errors === 0;
 }
 
-const schema92 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
-const schema94 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
+const schema93 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
+const schema95 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema94,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8150,7 +8151,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "data"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema94,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8163,7 +8164,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema82.type,parentSchema:schema82,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.type,parentSchema:schema83,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8173,7 +8174,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!(((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema82.enum},message:"must be equal to one of the allowed values",schema:schema82.enum,parentSchema:schema82,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values",schema:schema83.enum,parentSchema:schema83,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8191,7 +8192,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.contains === undefined){
-const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema84.oneOf[0].required,parentSchema:schema84.oneOf[0],data:data1};
+const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema85.oneOf[0].required,parentSchema:schema85.oneOf[0],data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8209,7 +8210,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.matches === undefined){
-const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema84.oneOf[1].required,parentSchema:schema84.oneOf[1],data:data1};
+const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema85.oneOf[1].required,parentSchema:schema85.oneOf[1],data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8231,7 +8232,7 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema84.oneOf,parentSchema:schema84,data:data1};
+const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema85.oneOf,parentSchema:schema85,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8254,7 +8255,7 @@ vErrors = null;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema84,data:data1};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema85,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8268,7 +8269,7 @@ if(data1.contains !== undefined){
 let data2 = data1.contains;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema84.properties.contains,data:data2};
+const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema85.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8279,7 +8280,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.contains.type,parentSchema:schema84.properties.contains,data:data2};
+const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema85.properties.contains.type,parentSchema:schema85.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8292,7 +8293,7 @@ errors++;
 if(data1.matches !== undefined){
 let data3 = data1.matches;
 if(typeof data3 !== "string"){
-const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema84.properties.matches.type,parentSchema:schema84.properties.matches,data:data3};
+const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema85.properties.matches.type,parentSchema:schema85.properties.matches,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8304,7 +8305,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data:data1};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema85.type,parentSchema:schema85,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8317,7 +8318,7 @@ errors++;
 if(data.data !== undefined){
 let data4 = data.data;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.properties.data.type,parentSchema:schema94.properties.data,data:data4};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.properties.data.type,parentSchema:schema95.properties.data,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8329,7 +8330,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8351,7 +8352,7 @@ let valid0 = false;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.shadowedSeqs === undefined){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema92.anyOf[0].required,parentSchema:schema92.anyOf[0],data};
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema93.anyOf[0].required,parentSchema:schema93.anyOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8367,7 +8368,7 @@ if(!valid0){
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.nodes === undefined){
-const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema92.anyOf[1].required,parentSchema:schema92.anyOf[1],data};
+const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema93.anyOf[1].required,parentSchema:schema93.anyOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8383,7 +8384,7 @@ if(!valid0){
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.first === undefined){
-const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema92.anyOf[2].required,parentSchema:schema92.anyOf[2],data};
+const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema93.anyOf[2].required,parentSchema:schema93.anyOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8399,7 +8400,7 @@ if(!valid0){
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.last === undefined){
-const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema92.anyOf[3].required,parentSchema:schema92.anyOf[3],data};
+const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema93.anyOf[3].required,parentSchema:schema93.anyOf[3],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8415,7 +8416,7 @@ valid0 = valid0 || _valid0;
 }
 }
 if(!valid0){
-const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema92.anyOf,parentSchema:schema92,data};
+const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema93.anyOf,parentSchema:schema93,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8438,7 +8439,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "bracket") || (key0 === "shadowedSeqs")) || (key0 === "nodes")) || (key0 === "first")) || (key0 === "last"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data};
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema93,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8451,7 +8452,7 @@ errors++;
 if(data.bracket !== undefined){
 let data0 = data.bracket;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (typeof data0 !== "string")){
-const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema92.properties.bracket.type},message:"must be integer,string",schema:schema92.properties.bracket.type,parentSchema:schema92.properties.bracket,data:data0};
+const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema93.properties.bracket.type},message:"must be integer,string",schema:schema93.properties.bracket.type,parentSchema:schema93.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8487,7 +8488,7 @@ let ifClause0;
 if(_valid1){
 const _errs12 = errors;
 if("any" !== data0){
-const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema92.properties.bracket.then,data:data0};
+const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema93.properties.bracket.then,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8504,7 +8505,7 @@ else {
 const _errs13 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema92.properties.bracket.else,data:data0};
+const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema93.properties.bracket.else,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8519,7 +8520,7 @@ valid2 = _valid1;
 ifClause0 = "else";
 }
 if(!valid2){
-const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema92.properties.bracket.if,parentSchema:schema92.properties.bracket,data:data0};
+const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema93.properties.bracket.if,parentSchema:schema93.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8533,7 +8534,7 @@ if(data.shadowedSeqs !== undefined){
 let data1 = data.shadowedSeqs;
 if(Array.isArray(data1)){
 if(data1.length > 100000){
-const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema92.properties.shadowedSeqs,data:data1};
+const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema93.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8546,7 +8547,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.properties.shadowedSeqs.items.type,parentSchema:schema92.properties.shadowedSeqs.items,data:data2};
+const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema93.properties.shadowedSeqs.items.type,parentSchema:schema93.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8557,7 +8558,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema92.properties.shadowedSeqs.items,data:data2};
+const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema93.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8570,7 +8571,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema92.properties.shadowedSeqs.type,parentSchema:schema92.properties.shadowedSeqs,data:data1};
+const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema93.properties.shadowedSeqs.type,parentSchema:schema93.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8583,7 +8584,7 @@ errors++;
 if(data.nodes !== undefined){
 let data3 = data.nodes;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8594,7 +8595,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8606,7 +8607,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8617,7 +8618,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "min") || (key1 === "max"))){
-const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8630,7 +8631,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8641,7 +8642,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8655,7 +8656,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8666,7 +8667,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8693,7 +8694,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8706,14 +8707,14 @@ validate62.errors = vErrors;
 return errors === 0;
 }
 
-const schema98 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
+const schema99 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
 
 function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema98,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8724,7 +8725,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "window") || (key0 === "pairing")) || (key0 === "images")) || (key0 === "maxOutput")) || (key0 === "fault")) || (key0 === "unclassified")) || (key0 === "total"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8737,7 +8738,7 @@ errors++;
 if(data.window !== undefined){
 let data0 = data.window;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data0};
+const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8748,7 +8749,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data0};
+const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8760,7 +8761,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data0};
+const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8771,7 +8772,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data0};
+const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8784,7 +8785,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8795,7 +8796,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8809,7 +8810,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8820,7 +8821,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8836,7 +8837,7 @@ errors++;
 if(data.pairing !== undefined){
 let data3 = data.pairing;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data3};
+const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8847,7 +8848,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data3};
+const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8859,7 +8860,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data3};
+const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8870,7 +8871,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data3};
+const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8883,7 +8884,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8894,7 +8895,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8908,7 +8909,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8919,7 +8920,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8935,7 +8936,7 @@ errors++;
 if(data.images !== undefined){
 let data6 = data.images;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data6};
+const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8946,7 +8947,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data6};
+const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8958,7 +8959,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data6};
+const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8969,7 +8970,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data6};
+const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8982,7 +8983,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8993,7 +8994,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9007,7 +9008,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9018,7 +9019,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9034,7 +9035,7 @@ errors++;
 if(data.maxOutput !== undefined){
 let data9 = data.maxOutput;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data9};
+const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9045,7 +9046,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data9};
+const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9057,7 +9058,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data9};
+const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9068,7 +9069,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data9};
+const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9081,7 +9082,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9092,7 +9093,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9106,7 +9107,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9117,7 +9118,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9133,7 +9134,7 @@ errors++;
 if(data.fault !== undefined){
 let data12 = data.fault;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data12};
+const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9144,7 +9145,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data12};
+const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9156,7 +9157,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data12};
+const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9167,7 +9168,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data12};
+const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9180,7 +9181,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9191,7 +9192,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9205,7 +9206,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9216,7 +9217,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -9232,7 +9233,7 @@ errors++;
 if(data.unclassified !== undefined){
 let data15 = data.unclassified;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data15};
+const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -9243,7 +9244,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data15};
+const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -9255,7 +9256,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data15};
+const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -9266,7 +9267,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data15};
+const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -9279,7 +9280,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -9290,7 +9291,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data16};
+const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -9304,7 +9305,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -9315,7 +9316,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data17};
+const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -9331,7 +9332,7 @@ errors++;
 if(data.total !== undefined){
 let data18 = data.total;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data18};
+const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -9342,7 +9343,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data18};
+const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -9354,7 +9355,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data18};
+const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -9365,7 +9366,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data18};
+const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data18};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -9378,7 +9379,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -9389,7 +9390,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data19};
+const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -9403,7 +9404,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -9414,7 +9415,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data20};
+const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -9429,7 +9430,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -9448,8 +9449,8 @@ let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema66.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema66,data};
+if(!(func2.call(schema67.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9462,7 +9463,7 @@ errors++;
 if(data.seedSpecific !== undefined){
 let data0 = data.seedSpecific;
 if(typeof data0 !== "boolean"){
-const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema66.properties.seedSpecific.type,parentSchema:schema66.properties.seedSpecific,data:data0};
+const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema67.properties.seedSpecific.type,parentSchema:schema67.properties.seedSpecific,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9475,7 +9476,7 @@ errors++;
 if(data.invariants !== undefined){
 let data1 = data.invariants;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema66.properties.invariants.type},message:"must be string,array",schema:schema66.properties.invariants.type,parentSchema:schema66.properties.invariants,data:data1};
+const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema67.properties.invariants.type},message:"must be string,array",schema:schema67.properties.invariants.type,parentSchema:schema67.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9511,7 +9512,7 @@ let ifClause0;
 if(_valid0){
 const _errs9 = errors;
 if("all" !== data1){
-const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema66.properties.invariants.then,data:data1};
+const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema67.properties.invariants.then,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9528,7 +9529,7 @@ else {
 const _errs10 = errors;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema66.properties.invariants.else,data:data1};
+const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema67.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9541,7 +9542,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(typeof data2 !== "string"){
-const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema67.type,parentSchema:schema67,data:data2};
+const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema68.type,parentSchema:schema68,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9551,7 +9552,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((data2 === "INV-01") || (data2 === "INV-02")) || (data2 === "INV-03")) || (data2 === "INV-04")) || (data2 === "INV-05")) || (data2 === "INV-06")) || (data2 === "INV-07")) || (data2 === "INV-08")) || (data2 === "INV-09")) || (data2 === "INV-10")) || (data2 === "INV-11")) || (data2 === "INV-12")) || (data2 === "INV-13")) || (data2 === "INV-14")) || (data2 === "INV-15")) || (data2 === "INV-16")) || (data2 === "INV-17")) || (data2 === "INV-18")) || (data2 === "INV-19")) || (data2 === "INV-20")) || (data2 === "INV-21")) || (data2 === "INV-22")) || (data2 === "INV-23")) || (data2 === "INV-24")) || (data2 === "INV-25")) || (data2 === "INV-26")) || (data2 === "INV-27")) || (data2 === "INV-28")) || (data2 === "INV-29")) || (data2 === "INV-30")) || (data2 === "INV-31")) || (data2 === "INV-32")) || (data2 === "INV-33")) || (data2 === "INV-34")) || (data2 === "INV-35")) || (data2 === "INV-36")) || (data2 === "INV-37")) || (data2 === "INV-38")) || (data2 === "INV-39")) || (data2 === "INV-40")) || (data2 === "INV-41")) || (data2 === "INV-42")) || (data2 === "INV-43")) || (data2 === "INV-44")) || (data2 === "INV-45")) || (data2 === "INV-46")) || (data2 === "INV-47"))){
-const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema67.enum},message:"must be equal to one of the allowed values",schema:schema67.enum,parentSchema:schema67,data:data2};
+const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9568,7 +9569,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data1[i1], data1[j0])){
-const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema66.properties.invariants.else,data:data1};
+const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema67.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9587,7 +9588,7 @@ valid1 = _valid0;
 ifClause0 = "else";
 }
 if(!valid1){
-const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema66.properties.invariants.if,parentSchema:schema66.properties.invariants,data:data1};
+const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema67.properties.invariants.if,parentSchema:schema67.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9601,7 +9602,7 @@ if(data.outcome !== undefined){
 let data3 = data.outcome;
 if(Array.isArray(data3)){
 if(data3.length > 10000){
-const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.outcome,data:data3};
+const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9619,7 +9620,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.outcome.type,parentSchema:schema66.properties.outcome,data:data3};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.outcome.type,parentSchema:schema67.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9639,7 +9640,7 @@ if(data.finalPressure !== undefined){
 let data6 = data.finalPressure;
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema80,data:data6};
+const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9650,7 +9651,7 @@ errors++;
 }
 for(const key1 in data6){
 if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
-const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema80,data:data6};
+const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9664,7 +9665,7 @@ if(data6.ratioMin !== undefined){
 let data7 = data6.ratioMin;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.ratioMin,data:data7};
+const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9675,7 +9676,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema80.properties.ratioMin.type,parentSchema:schema80.properties.ratioMin,data:data7};
+const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema81.properties.ratioMin.type,parentSchema:schema81.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9689,7 +9690,7 @@ if(data6.ratioMax !== undefined){
 let data8 = data6.ratioMax;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.ratioMax,data:data8};
+const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9700,7 +9701,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema80.properties.ratioMax.type,parentSchema:schema80.properties.ratioMax,data:data8};
+const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema81.properties.ratioMax.type,parentSchema:schema81.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9713,7 +9714,7 @@ errors++;
 if(data6.tokensMin !== undefined){
 let data9 = data6.tokensMin;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema80.properties.tokensMin.type,parentSchema:schema80.properties.tokensMin,data:data9};
+const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.tokensMin.type,parentSchema:schema81.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9724,7 +9725,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.tokensMin,data:data9};
+const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9738,7 +9739,7 @@ errors++;
 if(data6.tokensMax !== undefined){
 let data10 = data6.tokensMax;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema80.properties.tokensMax.type,parentSchema:schema80.properties.tokensMax,data:data10};
+const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.tokensMax.type,parentSchema:schema81.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9749,7 +9750,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema80.properties.tokensMax,data:data10};
+const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9762,7 +9763,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data:data6};
+const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema81.type,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9776,7 +9777,7 @@ if(data.events !== undefined){
 let data11 = data.events;
 if(Array.isArray(data11)){
 if(data11.length > 10000){
-const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.events,data:data11};
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9794,7 +9795,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.events.type,parentSchema:schema66.properties.events,data:data11};
+const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.events.type,parentSchema:schema67.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9807,7 +9808,7 @@ errors++;
 if(data.finalSurfaceNodes !== undefined){
 let data13 = data.finalSurfaceNodes;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (!(data13 && typeof data13 == "object" && !Array.isArray(data13)))){
-const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema73.type},message:"must be integer,object",schema:schema73.type,parentSchema:schema73,data:data13};
+const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema74.type},message:"must be integer,object",schema:schema74.type,parentSchema:schema74,data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9818,7 +9819,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73,data:data13};
+const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9830,7 +9831,7 @@ errors++;
 }
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(Object.keys(data13).length < 1){
-const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema73,data:data13};
+const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema74,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9841,7 +9842,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "min") || (key2 === "max"))){
-const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data:data13};
+const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9854,7 +9855,7 @@ errors++;
 if(data13.min !== undefined){
 let data14 = data13.min;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.min.type,parentSchema:schema73.properties.min,data:data14};
+const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.min.type,parentSchema:schema74.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9865,7 +9866,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.min,data:data14};
+const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9879,7 +9880,7 @@ errors++;
 if(data13.max !== undefined){
 let data15 = data13.max;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema73.properties.max.type,parentSchema:schema73.properties.max,data:data15};
+const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.properties.max.type,parentSchema:schema74.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9890,7 +9891,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema73.properties.max,data:data15};
+const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema74.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9913,7 +9914,7 @@ if(data.summarized !== undefined){
 let data17 = data.summarized;
 if(Array.isArray(data17)){
 if(data17.length > 10000){
-const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.summarized,data:data17};
+const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9931,7 +9932,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.summarized.type,parentSchema:schema66.properties.summarized,data:data17};
+const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.summarized.type,parentSchema:schema67.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9945,7 +9946,7 @@ if(data.warnings !== undefined){
 let data19 = data.warnings;
 if(Array.isArray(data19)){
 if(data19.length > 10000){
-const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.warnings,data:data19};
+const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9963,7 +9964,7 @@ let passing0 = null;
 const _errs51 = errors;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.contains === undefined){
-const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema97.oneOf[0].required,parentSchema:schema97.oneOf[0],data:data20};
+const err36 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema98.oneOf[0].required,parentSchema:schema98.oneOf[0],data:data20};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9981,7 +9982,7 @@ passing0 = 0;
 const _errs52 = errors;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 if(data20.matches === undefined){
-const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema97.oneOf[1].required,parentSchema:schema97.oneOf[1],data:data20};
+const err37 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema98.oneOf[1].required,parentSchema:schema98.oneOf[1],data:data20};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10003,7 +10004,7 @@ passing0 = 1;
 }
 }
 if(!valid19){
-const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema97.oneOf,parentSchema:schema97,data:data20};
+const err38 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema98.oneOf,parentSchema:schema98,data:data20};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10026,7 +10027,7 @@ vErrors = null;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
 for(const key3 in data20){
 if(!(((key3 === "contains") || (key3 === "matches")) || (key3 === "absent"))){
-const err39 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema97,data:data20};
+const err39 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data:data20};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10040,7 +10041,7 @@ if(data20.contains !== undefined){
 let data21 = data20.contains;
 if(typeof data21 === "string"){
 if(func3(data21) < 1){
-const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema97.properties.contains,data:data21};
+const err40 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema98.properties.contains,data:data21};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10051,7 +10052,7 @@ errors++;
 }
 }
 else {
-const err41 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.contains.type,parentSchema:schema97.properties.contains,data:data21};
+const err41 = {instancePath:instancePath+"/warnings/" + i5+"/contains",schemaPath:"#/definitions/WarningPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.contains.type,parentSchema:schema98.properties.contains,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10064,7 +10065,7 @@ errors++;
 if(data20.matches !== undefined){
 let data22 = data20.matches;
 if(typeof data22 !== "string"){
-const err42 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.matches.type,parentSchema:schema97.properties.matches,data:data22};
+const err42 = {instancePath:instancePath+"/warnings/" + i5+"/matches",schemaPath:"#/definitions/WarningPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.matches.type,parentSchema:schema98.properties.matches,data:data22};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10077,7 +10078,7 @@ errors++;
 if(data20.absent !== undefined){
 let data23 = data20.absent;
 if(true !== data23){
-const err43 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema97.properties.absent,data:data23};
+const err43 = {instancePath:instancePath+"/warnings/" + i5+"/absent",schemaPath:"#/definitions/WarningPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema98.properties.absent,data:data23};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10089,7 +10090,7 @@ errors++;
 }
 }
 else {
-const err44 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data:data20};
+const err44 = {instancePath:instancePath+"/warnings/" + i5,schemaPath:"#/definitions/WarningPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data:data20};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10101,7 +10102,7 @@ errors++;
 }
 }
 else {
-const err45 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.warnings.type,parentSchema:schema66.properties.warnings,data:data19};
+const err45 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.warnings.type,parentSchema:schema67.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10121,7 +10122,7 @@ if(data.requests !== undefined){
 let data25 = data.requests;
 if(Array.isArray(data25)){
 if(data25.length > 10000){
-const err46 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema66.properties.requests,data:data25};
+const err46 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema67.properties.requests,data:data25};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10136,7 +10137,7 @@ let data26 = data25[i6];
 if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
 for(const key4 in data26){
 if(!((((((((key4 === "purpose") || (key4 === "every")) || (key4 === "absent")) || (key4 === "message")) || (key4 === "role")) || (key4 === "equals")) || (key4 === "contains")) || (key4 === "matches"))){
-const err47 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106,data:data26};
+const err47 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data:data26};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10149,7 +10150,7 @@ errors++;
 if(data26.purpose !== undefined){
 let data27 = data26.purpose;
 if(typeof data27 !== "string"){
-const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.purpose.type,parentSchema:schema106.properties.purpose,data:data27};
+const err48 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.purpose.type,parentSchema:schema107.properties.purpose,data:data27};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10159,7 +10160,7 @@ vErrors.push(err48);
 errors++;
 }
 if(!(((data27 === "conversation") || (data27 === "compaction")) || (data27 === "session-title"))){
-const err49 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema106.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.purpose.enum,parentSchema:schema106.properties.purpose,data:data27};
+const err49 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema107.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.purpose.enum,parentSchema:schema107.properties.purpose,data:data27};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10172,7 +10173,7 @@ errors++;
 if(data26.every !== undefined){
 let data28 = data26.every;
 if(true !== data28){
-const err50 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema106.properties.every,data:data28};
+const err50 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema107.properties.every,data:data28};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10185,7 +10186,7 @@ errors++;
 if(data26.absent !== undefined){
 let data29 = data26.absent;
 if(true !== data29){
-const err51 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema106.properties.absent,data:data29};
+const err51 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema107.properties.absent,data:data29};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10198,7 +10199,7 @@ errors++;
 if(data26.message !== undefined){
 let data30 = data26.message;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err52 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.message.type,parentSchema:schema106.properties.message,data:data30};
+const err52 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema107.properties.message.type,parentSchema:schema107.properties.message,data:data30};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10211,7 +10212,7 @@ errors++;
 if(data26.role !== undefined){
 let data31 = data26.role;
 if(typeof data31 !== "string"){
-const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.role.type,parentSchema:schema106.properties.role,data:data31};
+const err53 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.role.type,parentSchema:schema107.properties.role,data:data31};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10221,7 +10222,7 @@ vErrors.push(err53);
 errors++;
 }
 if(!(((data31 === "system") || (data31 === "user")) || (data31 === "assistant"))){
-const err54 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema106.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.role.enum,parentSchema:schema106.properties.role,data:data31};
+const err54 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema107.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.role.enum,parentSchema:schema107.properties.role,data:data31};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10234,7 +10235,7 @@ errors++;
 if(data26.equals !== undefined){
 let data32 = data26.equals;
 if(typeof data32 !== "string"){
-const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.equals.type,parentSchema:schema106.properties.equals,data:data32};
+const err55 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.equals.type,parentSchema:schema107.properties.equals,data:data32};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10244,7 +10245,7 @@ vErrors.push(err55);
 errors++;
 }
 if(!((data32 === "first") || (data32 === "previous"))){
-const err56 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema106.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.equals.enum,parentSchema:schema106.properties.equals,data:data32};
+const err56 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema107.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.equals.enum,parentSchema:schema107.properties.equals,data:data32};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10258,7 +10259,7 @@ if(data26.contains !== undefined){
 let data33 = data26.contains;
 if(typeof data33 === "string"){
 if(func3(data33) < 1){
-const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema106.properties.contains,data:data33};
+const err57 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema107.properties.contains,data:data33};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10269,7 +10270,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.contains.type,parentSchema:schema106.properties.contains,data:data33};
+const err58 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.contains.type,parentSchema:schema107.properties.contains,data:data33};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10282,7 +10283,7 @@ errors++;
 if(data26.matches !== undefined){
 let data34 = data26.matches;
 if(typeof data34 !== "string"){
-const err59 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.matches.type,parentSchema:schema106.properties.matches,data:data34};
+const err59 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.matches.type,parentSchema:schema107.properties.matches,data:data34};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -10294,7 +10295,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data:data26};
+const err60 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data:data26};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -10306,7 +10307,7 @@ errors++;
 }
 }
 else {
-const err61 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.properties.requests.type,parentSchema:schema66.properties.requests,data:data25};
+const err61 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.properties.requests.type,parentSchema:schema67.properties.requests,data:data25};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -10318,7 +10319,7 @@ errors++;
 }
 }
 else {
-const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data};
+const err62 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -10762,6 +10763,233 @@ vErrors.push(err31);
 errors++;
 }
 }
+if(data.probes !== undefined){
+let data18 = data.probes;
+if(Array.isArray(data18)){
+if(data18.length > 10000){
+const err32 = {instancePath:instancePath+"/probes",schemaPath:"#/properties/probes/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema11.properties.probes,data:data18};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+const len3 = data18.length;
+for(let i4=0; i4<len3; i4++){
+let data19 = data18[i4];
+if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
+if(data19.kind === undefined){
+const err33 = {instancePath:instancePath+"/probes/" + i4,schemaPath:"#/definitions/Probe/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema66.required,parentSchema:schema66,data:data19};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(data19.expect === undefined){
+const err34 = {instancePath:instancePath+"/probes/" + i4,schemaPath:"#/definitions/Probe/required",keyword:"required",params:{missingProperty: "expect"},message:"must have required property '"+"expect"+"'",schema:schema66.required,parentSchema:schema66,data:data19};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+for(const key2 in data19){
+if(!((((key2 === "id") || (key2 === "kind")) || (key2 === "expect")) || (key2 === "match"))){
+const err35 = {instancePath:instancePath+"/probes/" + i4,schemaPath:"#/definitions/Probe/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema66,data:data19};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+if(data19.id !== undefined){
+let data20 = data19.id;
+if(typeof data20 === "string"){
+if(func3(data20) > 200){
+const err36 = {instancePath:instancePath+"/probes/" + i4+"/id",schemaPath:"#/definitions/Probe/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema66.properties.id,data:data20};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+if(func3(data20) < 1){
+const err37 = {instancePath:instancePath+"/probes/" + i4+"/id",schemaPath:"#/definitions/Probe/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema66.properties.id,data:data20};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/probes/" + i4+"/id",schemaPath:"#/definitions/Probe/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.id.type,parentSchema:schema66.properties.id,data:data20};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+if(data19.kind !== undefined){
+let data21 = data19.kind;
+if(typeof data21 !== "string"){
+const err39 = {instancePath:instancePath+"/probes/" + i4+"/kind",schemaPath:"#/definitions/Probe/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.kind.type,parentSchema:schema66.properties.kind,data:data21};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+if(!((((data21 === "recall") || (data21 === "artifact")) || (data21 === "continuation")) || (data21 === "decision"))){
+const err40 = {instancePath:instancePath+"/probes/" + i4+"/kind",schemaPath:"#/definitions/Probe/properties/kind/enum",keyword:"enum",params:{allowedValues: schema66.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.kind.enum,parentSchema:schema66.properties.kind,data:data21};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
+}
+errors++;
+}
+}
+if(data19.expect !== undefined){
+let data22 = data19.expect;
+if((typeof data22 !== "string") && (!(Array.isArray(data22)))){
+const err41 = {instancePath:instancePath+"/probes/" + i4+"/expect",schemaPath:"#/definitions/Probe/properties/expect/type",keyword:"type",params:{type: schema66.properties.expect.type},message:"must be string,array",schema:schema66.properties.expect.type,parentSchema:schema66.properties.expect,data:data22};
+if(vErrors === null){
+vErrors = [err41];
+}
+else {
+vErrors.push(err41);
+}
+errors++;
+}
+if(typeof data22 === "string"){
+if(func3(data22) < 1){
+const err42 = {instancePath:instancePath+"/probes/" + i4+"/expect",schemaPath:"#/definitions/Probe/properties/expect/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema66.properties.expect,data:data22};
+if(vErrors === null){
+vErrors = [err42];
+}
+else {
+vErrors.push(err42);
+}
+errors++;
+}
+}
+if(Array.isArray(data22)){
+if(data22.length > 100){
+const err43 = {instancePath:instancePath+"/probes/" + i4+"/expect",schemaPath:"#/definitions/Probe/properties/expect/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema66.properties.expect,data:data22};
+if(vErrors === null){
+vErrors = [err43];
+}
+else {
+vErrors.push(err43);
+}
+errors++;
+}
+if(data22.length < 1){
+const err44 = {instancePath:instancePath+"/probes/" + i4+"/expect",schemaPath:"#/definitions/Probe/properties/expect/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema66.properties.expect,data:data22};
+if(vErrors === null){
+vErrors = [err44];
+}
+else {
+vErrors.push(err44);
+}
+errors++;
+}
+const len4 = data22.length;
+for(let i5=0; i5<len4; i5++){
+let data23 = data22[i5];
+if(typeof data23 === "string"){
+if(func3(data23) < 1){
+const err45 = {instancePath:instancePath+"/probes/" + i4+"/expect/" + i5,schemaPath:"#/definitions/Probe/properties/expect/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema66.properties.expect.items,data:data23};
+if(vErrors === null){
+vErrors = [err45];
+}
+else {
+vErrors.push(err45);
+}
+errors++;
+}
+}
+else {
+const err46 = {instancePath:instancePath+"/probes/" + i4+"/expect/" + i5,schemaPath:"#/definitions/Probe/properties/expect/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.expect.items.type,parentSchema:schema66.properties.expect.items,data:data23};
+if(vErrors === null){
+vErrors = [err46];
+}
+else {
+vErrors.push(err46);
+}
+errors++;
+}
+}
+}
+}
+if(data19.match !== undefined){
+let data24 = data19.match;
+if(typeof data24 !== "string"){
+const err47 = {instancePath:instancePath+"/probes/" + i4+"/match",schemaPath:"#/definitions/Probe/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.match.type,parentSchema:schema66.properties.match,data:data24};
+if(vErrors === null){
+vErrors = [err47];
+}
+else {
+vErrors.push(err47);
+}
+errors++;
+}
+if(!((data24 === "exact") || (data24 === "normalized"))){
+const err48 = {instancePath:instancePath+"/probes/" + i4+"/match",schemaPath:"#/definitions/Probe/properties/match/enum",keyword:"enum",params:{allowedValues: schema66.properties.match.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.match.enum,parentSchema:schema66.properties.match,data:data24};
+if(vErrors === null){
+vErrors = [err48];
+}
+else {
+vErrors.push(err48);
+}
+errors++;
+}
+}
+}
+else {
+const err49 = {instancePath:instancePath+"/probes/" + i4,schemaPath:"#/definitions/Probe/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data:data19};
+if(vErrors === null){
+vErrors = [err49];
+}
+else {
+vErrors.push(err49);
+}
+errors++;
+}
+}
+}
+else {
+const err50 = {instancePath:instancePath+"/probes",schemaPath:"#/properties/probes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.probes.type,parentSchema:schema11.properties.probes,data:data18};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+}
 if(data.expect !== undefined){
 if(!(validate53(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
 vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
@@ -10770,12 +10998,12 @@ errors = vErrors.length;
 }
 }
 else {
-const err32 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err51 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
 if(vErrors === null){
-vErrors = [err32];
+vErrors = [err51];
 }
 else {
-vErrors.push(err32);
+vErrors.push(err51);
 }
 errors++;
 }
