@@ -180,11 +180,14 @@ describe('done-when: a 300-turn session, builtin vs forgets-paths', () => {
     expect(artifact.length).toBeGreaterThanOrEqual(5)
     expect(artifact.every((s) => s === 0)).toBe(true)
     expect(forgetful.kinds.find((k) => k.kind === 'artifact')?.final).toBeLessThan(0.25)
-    // … while recall, continuation and decision hold: every cycle keeps at least 90 % of them.
+    // … while recall, continuation and decision hold: every cycle keeps at least 80 % of them, and the last one at
+    // least as many as the builtin summarizer does (its checkpoint, paths dropped, leaves room for the rest).
+    const final = (r: ScenarioRetention, kind: string): number => r.kinds.find((k) => k.kind === kind)?.final ?? -1
     for (const kind of ['recall', 'continuation', 'decision']) {
       const curve = kept(forgetful, kind).filter((s) => s !== null)
       expect(curve.length, kind).toBeGreaterThanOrEqual(5)
-      expect(Math.min(...curve), kind).toBeGreaterThanOrEqual(0.9)
+      expect(Math.min(...curve), kind).toBeGreaterThanOrEqual(0.8)
+      expect(final(forgetful, kind), kind).toBeGreaterThanOrEqual(final(builtin, kind))
     }
     // Reported in the markdown and terminal reports.
     const md = renderMarkdown(run)
