@@ -31,7 +31,7 @@ import { resolvedTranscriptProbe, type ResolvedProbe } from '../scenario/resolve
 import type { Transcript } from '@compaction-sim/fixtures'
 import { retentionOf } from './retention.ts'
 import { loadScenario } from '../scenario/load.ts'
-import type { Scenario } from '../scenario/types.ts'
+import type { Scenario, SummarizerConfig } from '../scenario/types.ts'
 import { faultSpecOf, resolveScenario, type ResolvedFault, type ResolvedScenario } from '../scenario/resolve.ts'
 import { referenceSubject } from '../subjects/reference.ts'
 import { missingFeatureReason } from '../subjects/features.ts'
@@ -111,6 +111,8 @@ export interface PolicyOverride {
   pruner?: boolean
   /** The routed model's context window (`provider.contextWindow`). */
   contextWindow?: number
+  /** The summary route's summarizer (issue #20: a sweep over `summarizer:` definitions). */
+  summarizer?: SummarizerConfig
 }
 
 /** `raw` with `override` applied (a copy; `raw` is not modified). */
@@ -126,6 +128,13 @@ export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Sc
   if (override.pruner === false) doc.pruner = false
   if (override.pruner === true) doc.pruner = doc.pruner === undefined || doc.pruner === false ? {} : doc.pruner
   if (override.contextWindow !== undefined) doc.provider = { ...doc.provider, contextWindow: override.contextWindow }
+  if (override.summarizer !== undefined) {
+    // The summary route: the one `provider.summary` names, else the first route, else the single-route shorthand.
+    const routes = doc.provider.routes
+    const target = routes?.find((r) => r.model === doc.provider.summary) ?? routes?.[0]
+    if (routes === undefined || target === undefined) doc.provider = { ...doc.provider, summarizer: structuredClone(override.summarizer) }
+    else target.summarizer = structuredClone(override.summarizer)
+  }
   return doc
 }
 

@@ -325,9 +325,9 @@ describe('sim run --reporter html in headless Chromium', () => {
     // A short generated session with planted probes and a small window: several compaction cycles in seconds.
     const file = join(tmp.dir, 'retention.yaml')
     await writeFile(file, [
-      'name: retention-html', 'seed: 7', 'provider: { wire: openai, model: m, contextWindow: 8000 }',
+      'name: retention-html', 'seed: 7', 'provider: { wire: openai, model: m, contextWindow: 6000 }',
       'transcript:', '  generate:', '    generator: coding-session', '    turns: 40',
-      '    params: { stepsPerTurn: [1, 2], toolCallsPerStep: 1, hugeOutputChance: 0, probes: 12 }', '',
+      '    params: { stepsPerTurn: [2, 3], toolCallsPerStep: 1, hugeOutputChance: 0, probes: 12 }', '',
     ].join('\n'))
     const scenario = await runScenario(file, { outDir: join(tmp.dir, 'retention') })
     const retention = scenario.retention
