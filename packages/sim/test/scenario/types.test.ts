@@ -330,6 +330,10 @@ const unions: Array<{ pointer: string; members: string[] }> = [
   { pointer: 'Summarizer/then', members: membersOf<SummarizerPresetName>({
     builtin: true, 'reasoning-only': true, 'tool-call': true, 'forgets-paths': true,
   }) },
+  { pointer: 'Probe/properties/kind', members: membersOf<ProbeConfig['kind']>({
+    recall: true, artifact: true, continuation: true, decision: true,
+  }) },
+  { pointer: 'Probe/properties/match', members: membersOf<NonNullable<ProbeConfig['match']>>({ exact: true, normalized: true }) },
   { pointer: 'SummaryAttempt/properties/finish', members: membersOf<NonNullable<SummaryAttemptConfig['finish']>>({
     stop: true, 'tool-calls': true, 'max-tokens': true,
   }) },
