@@ -16,6 +16,9 @@
  * large enough to hold the empty skeleton at that ratio (`S ≥ minimumSourceTokens(ratio)`, ≈ 240 tokens at
  * 0.5). Below that no eight-section checkpoint can be smaller; the bare skeleton is returned and the
  * engine's shrink rule rejects it (FAULT-27), as it would for a real model.
+ *
+ * `forgetPaths` (the `forgets-paths` preset, issue #20): section 3 stays `(none)` and every file path
+ * (`PATH_RE`) in any other bullet becomes `[path]` — the same checkpoint, deliberately blind to artifacts.
  */
 import {
   blocksPrice,
@@ -37,6 +40,8 @@ export interface SummaryOptions {
   ratio?: number
   /** Longest bullet text in UTF-16 units. Default 160. */
   bulletChars?: number
+  /** Drop every file path (module doc); default false. */
+  forgetPaths?: boolean
 }
 
 /** A summary with the figures that justify it. */
@@ -159,10 +164,16 @@ function isCheckpoint(m: DecodedMessage): boolean {
     && last?.type === 'text' && last['text'] === CHECKPOINT_CLOSE_TAG
 }
 
-function candidates(region: readonly DecodedMessage[], bulletChars: number): string[][] {
+/** `text` with every file path replaced by `[path]`. */
+function withoutPaths(text: string): string {
+  return text.replace(PATH_RE, (whole: string, path: string) => `${whole.slice(0, whole.length - path.length)}[path]`)
+}
+
+function candidates(region: readonly DecodedMessage[], bulletChars: number, forgetPaths: boolean): string[][] {
   const sections: string[][] = CHECKPOINT_HEADINGS.map(() => [])
   const push = (i: number, text: string): void => {
-    const bullet = clip(text, bulletChars)
+    if (forgetPaths && i === 2) return
+    const bullet = clip(forgetPaths ? withoutPaths(text) : text, bulletChars)
     const list = sections[i]
     if (bullet !== '' && list !== undefined && !list.includes(bullet)) list.push(bullet)
   }
@@ -236,7 +247,7 @@ export function summarizeRegion(region: readonly DecodedMessage[], options: Summ
   const bulletChars = options.bulletChars ?? 160
   const sourceTokens = regionPrice(region)
   const budgetTokens = Math.floor(sourceTokens * ratio)
-  const pool = candidates(region, bulletChars)
+  const pool = candidates(region, bulletChars, options.forgetPaths === true)
   const chosen: string[][] = CHECKPOINT_HEADINGS.map(() => [])
   let text = render(chosen)
   const depth = Math.max(0, ...pool.map((p) => p.length))

@@ -1,7 +1,9 @@
 /**
  * Summarizers of a summary route (issue #15): what the mock answers to a `purpose: compaction` request.
  *
- * - `builtin` — the deterministic §8.3 summarizer (`deterministic-summary.ts`), unchanged.
+ * - `builtin` — the deterministic §8.3 summarizer (`deterministic-summary.ts`), unchanged; with `forgetPaths`
+ *   (the `forgets-paths` preset, issue #20) the same checkpoint without any file path: a deliberately forgetful
+ *   summarizer, so a retention curve shows artifact probes falling while the other kinds hold.
  * - `fixed` — a summary of exactly `chars` UTF-16 units: the builtin checkpoint followed by the region's own
  *   text (whitespace collapsed, one line per piece), repeated as often as needed and cut at `chars`
  *   (`summaryFiller`). Derived from the region, so two regions get different summaries; never blank.
@@ -46,7 +48,7 @@ export interface SummaryAttemptSpec {
 
 /** A summary route's summarizer, resolved. */
 export type SummarizerSpec =
-  | { readonly kind: 'builtin' }
+  | { readonly kind: 'builtin'; readonly forgetPaths?: true }
   | { readonly kind: 'fixed'; readonly chars: number }
   | { readonly kind: 'ratio'; readonly ratio: number }
   | { readonly kind: 'script'; readonly attempts: readonly SummaryAttemptSpec[] }
@@ -55,7 +57,7 @@ export type SummarizerSpec =
 export const BUILTIN_SUMMARIZER: SummarizerSpec = Object.freeze({ kind: 'builtin' })
 
 /** Every one-word summarizer preset, in documentation order. */
-export const SUMMARIZER_PRESETS = ['builtin', 'reasoning-only', 'tool-call'] as const
+export const SUMMARIZER_PRESETS = ['builtin', 'reasoning-only', 'tool-call', 'forgets-paths'] as const
 
 /** A one-word summarizer (`summarizer: reasoning-only`). */
 export type SummarizerPreset = (typeof SUMMARIZER_PRESETS)[number]
@@ -73,6 +75,7 @@ export const PRESET_SPECS: Readonly<Record<SummarizerPreset, SummarizerSpec>> = 
   'builtin': BUILTIN_SUMMARIZER,
   'reasoning-only': Object.freeze({ kind: 'script', attempts: Object.freeze([Object.freeze({ reasoning: REASONING_ONLY_TEXT })]) }),
   'tool-call': Object.freeze({ kind: 'script', attempts: Object.freeze([Object.freeze({ toolCalls: Object.freeze([TOOL_CALL_PRESET]) })]) }),
+  'forgets-paths': Object.freeze({ kind: 'builtin', forgetPaths: true }),
 })
 
 /** Longest summary a `fixed`/`ratio` summarizer writes, in UTF-16 units (a bound on the filler loop). */
@@ -98,7 +101,7 @@ export function summaryReply(
 function uncappedReply(spec: SummarizerSpec, request: Pick<ParsedRequest, 'messages'>, attempt: number): PlannedReply {
   switch (spec.kind) {
     case 'builtin':
-      return { blocks: [{ type: 'text', text: deterministicSummary(request) }] }
+      return { blocks: [{ type: 'text', text: deterministicSummary(request, spec.forgetPaths === true ? { forgetPaths: true } : {}) }] }
     case 'fixed':
       return { blocks: [{ type: 'text', text: summaryFiller(request.messages, spec.chars) }] }
     case 'ratio':

@@ -5,7 +5,8 @@
  * summary table, the invariant matrix (INV ids × scenarios, one table per scenario folder, each scrolled
  * inside its own box), path coverage (only when some scenario has `paths`), then per scenario its pressure
  * timeline (threshold line, compaction/prune/offload markers), its per-request cached/uncached bars (when the
- * report has cache data), violations, expectations, reached paths.
+ * report has cache data), its retention curve per probe kind (when it has probes), violations, expectations,
+ * reached paths.
  *
  * Failed and errored scenarios come first everywhere (then the rest, each group in run order), and a
  * scenario's number is its place in that order. The only links leaving the page are relative ones to each
@@ -16,9 +17,11 @@
  */
 import { assertNever } from '@compaction-sim/core'
 import { INVARIANT_IDS, type InvariantId } from '../checker/types.ts'
-import { lineChartSvg, stackedBarChartSvg, escapeXml, type Bar, type LineMarker, type LineSpan } from './svg.ts'
-import { driftLine, escapeCodeUnits, formatPressure, isControl, isProblem, runSeed, summaryText } from './text.ts'
-import type { RunReport, ScenarioArtifacts, ScenarioReport, ScenarioStatus, ScenarioTimeline, SessionReport, TimelineMarkerKind } from './types.ts'
+import { lineChartSvg, seriesChartSvg, stackedBarChartSvg, escapeXml, type Bar, type LineMarker, type LineSpan, type Series } from './svg.ts'
+import { driftLine, escapeCodeUnits, formatPressure, formatShare, isControl, isProblem, retentionLine, runSeed, summaryText } from './text.ts'
+import type {
+  RunReport, ScenarioArtifacts, ScenarioReport, ScenarioRetention, ScenarioStatus, ScenarioTimeline, SessionReport, TimelineMarkerKind,
+} from './types.ts'
 
 /** Text for HTML content or a quoted attribute: entities for `& < > " '`, control characters (but tab and line breaks) made visible. */
 export function htmlText(text: string): string {
@@ -79,6 +82,12 @@ section.scenario { border: 1px solid var(--line); border-radius: 6px; padding: 1
 .legend-prune { border-top: 2px dashed #bf8700; } .legend-offload { border-top: 2px dotted #1b7c83; }
 .chart .line-provider { fill: none; stroke: var(--provider); stroke-width: 2; stroke-dasharray: 5 3; }
 .chart .overlay-provider { fill: var(--provider); } .legend-provider { border-top: 2px dashed var(--provider); }
+.chart .series { fill: none; stroke-width: 2; } .chart .series-dashed { stroke-width: 1.5; stroke-dasharray: 5 3; }
+.chart path.series-recall { stroke: #0969da; } .chart circle.series-recall { fill: #0969da; } .legend-retention-recall { border-color: #0969da; }
+.chart path.series-artifact { stroke: #cf222e; } .chart circle.series-artifact { fill: #cf222e; } .legend-retention-artifact { border-color: #cf222e; }
+.chart path.series-continuation { stroke: #1a7f37; } .chart circle.series-continuation { fill: #1a7f37; }
+.legend-retention-continuation { border-color: #1a7f37; }
+.chart path.series-decision { stroke: #8250df; } .chart circle.series-decision { fill: #8250df; } .legend-retention-decision { border-color: #8250df; }
 `
 
 /** The run as one self-contained HTML page (ends in a newline). Pure; equal reports give equal bytes. */
@@ -303,6 +312,7 @@ function scenarioSection(s: ScenarioReport, number: number): string[] {
   const figures = s.timeline === undefined ? [] : timelineFigure(s, s.timeline)
   const bars = cacheBars(s)
   if (bars !== null) figures.push(...cacheFigure(s, bars))
+  if (s.retention !== undefined) figures.push(...retentionFigure(s, s.retention))
   if (figures.length > 0) out.push('<div class="figures">', ...figures, '</div>')
   out.push(...violationsTable(s), ...expectationsTable(s))
   if (s.paths !== undefined) {
@@ -386,6 +396,40 @@ function timelineFigure(s: ScenarioReport, timeline: ScenarioTimeline): string[]
       (provider.length === 0 ? '' : '<span class="legend-line legend-provider"></span>provider count (route tokenizer)' +
         (s.drift === undefined ? '' : `, ${htmlText(driftLine(s.drift))}`)) +
       '</figcaption>',
+    '</figure>',
+  ]
+}
+
+/**
+ * The retention curve of one scenario (issue #20): per probe kind, the share of its planted probes visible after
+ * each committed bracket (solid) and the share of the compacted ones the summaries kept (dashed).
+ */
+function retentionFigure(s: ScenarioReport, retention: ScenarioRetention): string[] {
+  const kinds = retention.kinds.filter((k) => k.probes > 0)
+  const pct = (v: number | null): number | null => (v === null ? null : Math.round(v * 1000) / 10)
+  const series: Series[] = kinds.flatMap((k) => {
+    const points = retention.points
+    const label = (i: number, field: 'share' | 'keptShare'): string => {
+      const c = points[i]?.[k.kind]
+      if (c === undefined) return ''
+      return field === 'share'
+        ? `${k.kind}, cycle ${i + 1}: ${c.visible} of ${c.planted} planted probes visible (${formatShare(c.share)})`
+        : `${k.kind}, cycle ${i + 1}: summaries kept ${c.kept} of ${c.compacted} compacted probes (${formatShare(c.keptShare)})`
+    }
+    const labels = (field: 'share' | 'keptShare'): string[] =>
+      points.flatMap((p, i) => (p[k.kind][field] === null ? [] : [label(i, field)]))
+    return [
+      { kind: k.kind, values: k.curve.map(pct), labels: labels('share') },
+      { kind: k.kind, dashed: true, values: k.keptCurve.map(pct), labels: labels('keptShare') },
+    ]
+  })
+  const legend = kinds.map((k) => `<span class="legend-line legend-retention-${k.kind}"></span>${k.kind} ${formatShare(k.final)}`).join('')
+  return [
+    '<figure class="retention">',
+    seriesChartSvg({ title: `Retention curve of ${s.name}`, xLabel: 'compaction cycle', yLabel: '% of probes', yMax: 100, series }),
+    `<figcaption class="muted">Retention probes (issue #20) still visible after each committed compaction: solid, of all planted` +
+      ` probes (checkpoint text plus retained tail); dashed, of those already compacted (what the summaries kept).${legend}` +
+      ` · ${htmlText(retentionLine(retention))}</figcaption>`,
     '</figure>',
   ]
 }

@@ -7,7 +7,7 @@
  */
 import { assertNever } from '@compaction-sim/core'
 import {
-  driftLine, escapeCodeUnits, formatPressure, isControl, isProblem, notEvaluatedExpectations, runSeed, seconds, summaryText,
+  driftLine, escapeCodeUnits, formatShare, retentionLine, formatPressure, isControl, isProblem, notEvaluatedExpectations, runSeed, seconds, summaryText,
 } from './text.ts'
 import type { RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
 import {
@@ -81,6 +81,8 @@ export function renderMarkdown(report: RunReport): string {
   if (report.cache !== undefined) out.push('', ...cacheSection(report))
   const drifting = report.scenarios.filter((s) => s.drift !== undefined)
   if (drifting.length > 0) out.push('', ...driftSection(drifting))
+  const retaining = report.scenarios.filter((s) => s.retention !== undefined)
+  if (retaining.length > 0) out.push('', ...retentionSection(retaining))
   return `${out.join('\n')}\n`
 }
 
@@ -92,6 +94,31 @@ function driftSection(scenarios: readonly ScenarioReport[]): string[] {
   return ['## Meter vs provider drift', '', ...scenarios.flatMap((s) => (s.drift === undefined ? [] : [
     `- ${markdownCode(s.file, false)} ${markdownCell(s.name)}: ${driftLine(s.drift)}`,
   ]))]
+}
+
+/**
+ * The `## Retention` section (issue #20): per scenario with probes, its one-line summary, then a table of the
+ * curve — per cycle and kind the share of planted probes still visible and, in brackets, the share of the
+ * compacted ones the summaries kept — and the probes lost for good.
+ */
+function retentionSection(scenarios: readonly ScenarioReport[]): string[] {
+  const out = ['## Retention']
+  for (const s of scenarios) {
+    const r = s.retention
+    if (r === undefined) continue
+    const kinds = r.kinds.filter((k) => k.probes > 0)
+    out.push('', `${markdownCode(s.file, false)} ${markdownCell(s.name)}: ${retentionLine(r)}`)
+    if (r.points.length > 0) {
+      out.push('', `| cycle | turn | ${kinds.map((k) => `${k.kind} (kept)`).join(' | ')} |`, `|---:|---:|${kinds.map(() => '---:|').join('')}`)
+      for (const p of r.points) {
+        out.push(`| ${p.cycle} | ${p.turn} | ${kinds.map((k) => `${formatShare(p[k.kind].share)} (${formatShare(p[k.kind].keptShare)})`).join(' | ')} |`)
+      }
+    }
+    if (r.lost.length > 0) {
+      out.push('', `Lost for good: ${r.lost.map((l) => `${markdownCode(l.id, false)} at cycle ${l.cycle}`).join(', ')}`)
+    }
+  }
+  return out
 }
 
 /**

@@ -13,7 +13,7 @@
 import { Chalk, type ChalkInstance } from 'chalk'
 import { assertNever } from '@compaction-sim/core'
 import {
-  describeExpectation, describeViolation, failedExpectations, formatDriftPct, formatPressure, headline, isProblem, notEvaluatedText, oneLine, runSeed, summaryText, truncate,
+  describeExpectation, describeViolation, failedExpectations, formatDriftPct, formatPressure, formatShare, headline, isProblem, notEvaluatedText, oneLine, runSeed, summaryText, truncate,
 } from './text.ts'
 import type { RunReport, ScenarioReport, ScenarioStatus } from './types.ts'
 
@@ -110,6 +110,10 @@ function scenarioLine(scenario: ScenarioReport, chalk: ChalkInstance, ci: boolea
   if (scenario.finalPressure !== undefined) parts.push(chalk.dim(`pressure=${formatPressure(scenario.finalPressure)}`))
   if (scenario.drift !== undefined) {
     parts.push(chalk.dim(`drift=max ${formatDriftPct(scenario.drift.maxPct)} mean ${formatDriftPct(scenario.drift.meanPct)}`))
+  }
+  if (scenario.retention !== undefined) {
+    const kinds = scenario.retention.kinds.filter((k) => k.probes > 0).map((k) => `${k.kind}:${formatShare(k.final)}`).join(',')
+    parts.push(chalk.dim(`retention=${kinds} over ${scenario.retention.cycles} cycles`))
   }
   if (scenario.violations.length > 0) parts.push(chalk.red(`violations=${scenario.violations.length}`))
   const pinned = notEvaluatedText(scenario)

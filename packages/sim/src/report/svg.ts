@@ -157,6 +157,80 @@ export function lineChartSvg(input: LineChartInput): string {
   return out.join('\n')
 }
 
+/** One line of a series chart: `kind` keys its CSS class, `dashed` draws it dashed; a null value breaks the line. */
+export interface Series {
+  kind: string
+  dashed?: boolean
+  /** The value at x = 1, 2, … (one per x). */
+  values: ReadonlyArray<number | null>
+  /** Tooltip of each non-null value. */
+  labels: readonly string[]
+}
+
+/** Input of `seriesChartSvg`. */
+export interface SeriesChartInput {
+  title: string
+  height?: number
+  xLabel: string
+  yLabel: string
+  /** The y-axis spans 0 … yMax. */
+  yMax: number
+  series: readonly Series[]
+}
+
+/**
+ * An SVG chart of several lines over x = 1 … n (`svg.chart.series-chart`, e.g. the retention curve per kind):
+ * y grid with tick labels, then per series `path.series.series-<kind>` (with `.series-dashed` when dashed; a null
+ * value starts a new subpath) and one `circle.series-point.series-<kind>` per non-null value. Deterministic.
+ */
+export function seriesChartSvg(input: SeriesChartInput): string {
+  const height = input.height ?? 220
+  const plotW = WIDTH - MARGIN.left - MARGIN.right
+  const plotH = height - MARGIN.top - MARGIN.bottom
+  const n = Math.max(1, ...input.series.map((l) => l.values.length))
+  const axis = niceAxis(input.yMax)
+  const sx = (x: number): number => MARGIN.left + (n === 1 ? plotW / 2 : ((x - 1) / (n - 1)) * plotW)
+  const sy = (y: number): number => MARGIN.top + plotH - (Math.min(Math.max(0, y), axis.max) / axis.max) * plotH
+  const out: string[] = [
+    `<svg class="chart series-chart" viewBox="0 0 ${WIDTH} ${height}" width="${WIDTH}" height="${height}" role="img">`,
+    `<title>${escapeXml(input.title)}</title>`,
+    ...yAxis(axis, sy, plotW),
+  ]
+  const step = Math.max(1, niceAxis(n).step)
+  for (let x = 1; x <= n; x += x === 1 && step > 1 ? step - 1 : step) {
+    out.push(`<text class="tick" x="${svgNumber(sx(x))}" y="${svgNumber(height - 16)}" text-anchor="middle">${x}</text>`)
+  }
+  out.push(
+    `<text class="axis-label" x="${svgNumber(sx(n))}" y="${svgNumber(height - 2)}" text-anchor="end">${escapeXml(input.xLabel)}</text>`,
+    `<text class="axis-label" x="4" y="10">${escapeXml(input.yLabel)}</text>`,
+  )
+  for (const line of input.series) {
+    const kind = escapeXml(line.kind)
+    let d = ''
+    let drawing = false
+    line.values.forEach((v, i) => {
+      if (v === null) {
+        drawing = false
+        return
+      }
+      d += `${d === '' ? '' : ' '}${drawing ? 'L' : 'M'}${svgNumber(sx(i + 1))} ${svgNumber(sy(v))}`
+      drawing = true
+    })
+    if (d !== '') out.push(`<path class="series series-${kind}${line.dashed === true ? ' series-dashed' : ''}" d="${d}"/>`)
+    let k = 0
+    line.values.forEach((v, i) => {
+      if (v === null) return
+      out.push(
+        `<circle class="series-point series-${kind}" cx="${svgNumber(sx(i + 1))}" cy="${svgNumber(sy(v))}" r="${line.dashed === true ? 2 : 3}">` +
+          `<title>${escapeXml(line.labels[k] ?? '')}</title></circle>`,
+      )
+      k++
+    })
+  }
+  out.push('</svg>')
+  return out.join('\n')
+}
+
 /** One segment of a stacked bar. */
 export interface BarSegment {
   value: number

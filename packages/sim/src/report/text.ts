@@ -4,7 +4,9 @@
  * on one line. Pure and deterministic: no locale, no clock.
  */
 import { assertNever } from '@compaction-sim/core'
-import type { ExpectationResult, FinalPressure, ReportedViolation, RunReport, ScenarioDrift, ScenarioReport, ScenarioStatus } from './types.ts'
+import type {
+  ExpectationResult, FinalPressure, ReportedViolation, RunReport, ScenarioDrift, ScenarioReport, ScenarioRetention, ScenarioStatus,
+} from './types.ts'
 
 /** `\u001b`-style visible text for one UTF-16 code unit (lower-case hex, 4 digits). */
 export function visibleEscape(char: string): string {
@@ -157,4 +159,22 @@ export function formatDriftPct(pct: number): string {
 export function driftLine(drift: ScenarioDrift): string {
   return `meter vs provider drift: max ${formatDriftPct(drift.maxPct)} (request ${drift.maxRequest}), mean ${formatDriftPct(drift.meanPct)}, `
     + `min ${formatDriftPct(drift.minPct)} over ${drift.requests} conversation request${drift.requests === 1 ? '' : 's'}`
+}
+
+/** A share as a whole percentage (`67%`), or `–` for null. */
+export function formatShare(share: number | null): string {
+  return share === null ? '–' : `${Math.round(share * 100)}%`
+}
+
+/**
+ * One line for text and markdown reports (issue #20): `retention over 11 cycles, final (kept by summaries):
+ * recall 67% (50%), artifact 45% (0%), … · 18 of 49 probes lost for good`.
+ */
+export function retentionLine(retention: ScenarioRetention): string {
+  const last = retention.points.at(-1)
+  const kinds = retention.kinds.filter((k) => k.probes > 0)
+    .map((k) => `${k.kind} ${formatShare(k.final)} (${formatShare(last === undefined ? null : last[k.kind].keptShare)})`)
+  const unplanted = retention.unplanted.length === 0 ? '' : ` · ${retention.unplanted.length} never stated in the log`
+  return `retention over ${retention.cycles} cycle${retention.cycles === 1 ? '' : 's'}, final (kept by summaries): ${kinds.join(', ')}`
+    + ` · ${retention.lost.length} of ${retention.probes} probes lost for good${unplanted}`
 }

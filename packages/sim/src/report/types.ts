@@ -321,6 +321,81 @@ export interface ScenarioReport {
    * expectations and faults are then the sessions' (prefixed `session <name>: ` / `<name>.`).
    */
   sessions?: SessionReport[]
+  /** The retention curve of the scenario's probes (issue #20); present when it declares or plants probes. */
+  retention?: ScenarioRetention
+}
+
+/** A retention probe's kind (issue #20). */
+export type RetentionKind = 'recall' | 'artifact' | 'continuation' | 'decision'
+
+/** Probes of one kind at one cycle: planted before the cycle's checkpoint, and visible on the surface after it. */
+export interface RetentionCount {
+  planted: number
+  visible: number
+  /** `visible / planted` rounded to 4 decimals; null when none was planted yet. */
+  share: number | null
+  /** Planted probes whose stating event is off the surface (summarized or pruned): only a checkpoint can show them. */
+  compacted: number
+  /** Of the compacted probes, how many are visible (the summaries kept them). */
+  kept: number
+  /** `kept / compacted` rounded to 4 decimals; null when none is compacted yet. */
+  keptShare: number | null
+}
+
+/** One compaction cycle: the surface right after a committed bracket (its `compaction/summary`). */
+export interface RetentionCycle {
+  /** 1-based, in log order. */
+  cycle: number
+  /** Seq of the cycle's `compaction/summary` event. */
+  seq: number
+  /** The turn it ran in (the turns started so far). */
+  turn: number
+  recall: RetentionCount
+  artifact: RetentionCount
+  continuation: RetentionCount
+  decision: RetentionCount
+}
+
+/** The curve of one kind over the cycles. */
+export interface RetentionKindCurve {
+  kind: RetentionKind
+  /** Probes of this kind (declared or planted). */
+  probes: number
+  /** Of them, how many the log states at all (the others are listed in `unplanted`). */
+  planted: number
+  /** `share` of each cycle, in cycle order. */
+  curve: Array<number | null>
+  /** `keptShare` of each cycle, in cycle order: what the summaries kept. */
+  keptCurve: Array<number | null>
+  /** Share at the last cycle (null without cycles or planted probes). */
+  final: number | null
+  /** Probes of this kind lost for good (see `lost`). */
+  lost: number
+}
+
+/** A probe lost at `cycle` and never visible again after it. */
+export interface RetentionLoss {
+  id: string
+  kind: RetentionKind
+  cycle: number
+  /** Seq of the event that stated it (the last of its expected strings to appear). */
+  plantedSeq: number
+}
+
+/**
+ * The `retention` section (issue #20): after every committed bracket, the share of probes of each kind still
+ * visible on the model-visible surface (the checkpoint text plus the retained tail).
+ */
+export interface ScenarioRetention {
+  /** Probes scored (the scenario's and the transcript's planted ones). */
+  probes: number
+  /** Committed brackets (the curve's length). */
+  cycles: number
+  kinds: RetentionKindCurve[]
+  points: RetentionCycle[]
+  lost: RetentionLoss[]
+  /** Ids of probes whose expected strings never all appear in the log's messages (not scored). */
+  unplanted: string[]
 }
 
 /** One session of a several-session scenario (`ScenarioReport.sessions`): its own log, judged on its own. */

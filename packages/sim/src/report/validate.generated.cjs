@@ -4,11 +4,11 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim run report","description":"The canonical report of one `sim run` (design §4 item 7): every other format (pretty, markdown, junit, …) is a pure function of it. Source of truth for the report format; packages/sim/src/report/types.ts mirrors it and a test keeps them in step. Regenerate the validator with `pnpm report:schema`.","type":"object","additionalProperties":false,"required":["schemaVersion","tool","runId","seed","summary","scenarios"],"properties":{"schemaVersion":{"description":"Version of the report document; bumped on any incompatible change.","const":1},"tool":{"description":"The program that wrote the report.","$ref":"#/definitions/Tool"},"runId":{"description":"Deterministic id of the run (from the seed override and the scenario list), also the default folder name under reports/.","type":"string","minLength":1,"maxLength":200},"seed":{"description":"The `--seed` override (uint32), or null when every scenario ran with its own `seed`.","oneOf":[{"$ref":"#/definitions/Seed"},{"type":"null"}]},"summary":{"description":"Totals over all scenarios.","$ref":"#/definitions/Summary"},"scenarios":{"description":"One entry per scenario and subject, in the order the files were given (globs expanded and sorted).","type":"array","items":{"$ref":"#/definitions/Scenario"}},"timings":{"description":"Wall-clock totals, present only with `--timings`.","$ref":"#/definitions/Timings"},"differential":{"description":"Subject-vs-subject comparison (issue #7), present only when the run used two or more subjects (`sim run --subject reference,dsh`).","$ref":"#/definitions/Differential"},"cache":{"description":"Cache totals over the scenarios that carry a `cache` section (issue #9); absent when none does.","$ref":"#/definitions/RunCache"},"shard":{"description":"The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run.","$ref":"#/definitions/RunShard"},"seeds":{"description":"The seeds of `sim run --seeds` (then `seed` is null and `scenarios` holds one entry per scenario and seed, scenario by scenario, seeds in this order); absent otherwise.","type":"array","minItems":1,"items":{"$ref":"#/definitions/Seed"}}},"definitions":{"RunShard":{"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}},"ScenarioCache":{"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}},"CacheRequestRow":{"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}},"CacheReportedUsage":{"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}},"CacheTotals":{"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}},"CachePriceRef":{"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}},"RunCache":{"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}},"Differential":{"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}},"DifferentialSummary":{"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}},"DifferentialScenario":{"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}},"DifferentialDifference":{"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}},"DifferentialAspect":{"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]},"Tool":{"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}},"Seed":{"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295},"Count":{"description":"A non-negative integer count.","type":"integer","minimum":0},"Timings":{"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}},"Summary":{"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}},"Status":{"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]},"Dialect":{"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]},"CheckId":{"description":"The id of a registered check: a §12 invariant, or a world-truth check WORLD-01 … WORLD-06 (issue #21).","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47","WORLD-01","WORLD-02","WORLD-03","WORLD-04","WORLD-05","WORLD-06"]},"InvariantId":{"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"PolicySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]},"Scenario":{"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"},"sessions":{"description":"A several-session scenario (issue #16, `sessions:`): each session's own verdict and artifacts, in declaration order. The scenario's violations, expectations and faults are the sessions' (messages prefixed `session <name>: `, names and ids `<name>.`); absent for one-session scenarios.","type":"array","minItems":2,"items":{"$ref":"#/definitions/Session"}}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]},"Session":{"description":"One session of a several-session scenario: its log, manifest and capture, judged on their own.","type":"object","additionalProperties":false,"required":["name","status","artifacts","violations","expectations","faults"],"properties":{"name":{"description":"The session's name (`sessions[].name`).","type":"string","minLength":1},"status":{"description":"passed or failed (the session's own expectations and invariants).","enum":["passed","failed"]},"artifacts":{"description":"The session's log, manifest and request capture (`<slug>.<name>.jsonl`, …), relative to the output folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Counts over the session's log (absent when the log cannot be replayed).","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn of the session ended, in order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"The reference meter's pressure at the end of the session's log.","$ref":"#/definitions/FinalPressure"},"violations":{"description":"The checker's violations in the session's log, and the harness trace's lock-scope check (INV-45).","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"The session's evaluated `expect` items.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"The session's declared faults and how often each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"The session's subject warnings, in order; absent when none.","type":"array","items":{"type":"string"}}}},"Violation":{"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id, or a world-truth check id (issue #21).","$ref":"#/definitions/CheckId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}},"Expectation":{"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"},"notEvaluated":{"description":"Present when the expectation was not judged: `seed-specific` = the scenario pins its expectations to its own `seed` (`expect.seedSpecific`) and ran under another; `dialect` = the subject's log dialect cannot hold what the item looks for (§14, e.g. D-07); then `passed` is true and `actual` says so.","enum":["seed-specific","dialect"]}}},"Counts":{"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}},"Outcome":{"description":"How a turn ended (`turn/end` reason kind and, for `error`, its failure code).","type":"object","additionalProperties":false,"required":["turn","kind"],"properties":{"turn":{"description":"The turn index.","$ref":"#/definitions/Count"},"kind":{"description":"The `turn/end` reason kind (`completed`, `error`, …).","type":"string","minLength":1},"code":{"description":"The failure code of an `error` outcome.","type":"string","minLength":1}}},"FinalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","type":"object","additionalProperties":false,"required":["tokens","ratio","contextWindow"],"properties":{"tokens":{"description":"Metered tokens of the final surface.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"contextWindow":{"description":"The route's context window in tokens, null when unknown.","oneOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"Fault":{"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}},"Timeline":{"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}},"TimelinePoint":{"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"providerTokens":{"description":"The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports drift.","$ref":"#/definitions/Count"}}},"ScenarioDrift":{"description":"Meter-vs-provider drift of one scenario (issue #15) over its conversation requests with both figures: per request (provider − meter) / meter in percent, signed (positive = the provider counts more than the meter said), rounded to 0.01.","type":"object","additionalProperties":false,"required":["requests","meanPct","maxPct","maxRequest","minPct"],"properties":{"requests":{"description":"Conversation requests measured (at least one).","type":"integer","minimum":1},"meanPct":{"description":"Mean signed drift in percent.","type":"number"},"maxPct":{"description":"Largest signed drift in percent.","type":"number"},"maxRequest":{"description":"Dispatch index of the request with maxPct (the first on a tie).","$ref":"#/definitions/Count"},"minPct":{"description":"Smallest signed drift in percent.","type":"number"}}},"TimelineMarker":{"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}},"Path":{"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}},"Artifacts":{"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim run report","description":"The canonical report of one `sim run` (design §4 item 7): every other format (pretty, markdown, junit, …) is a pure function of it. Source of truth for the report format; packages/sim/src/report/types.ts mirrors it and a test keeps them in step. Regenerate the validator with `pnpm report:schema`.","type":"object","additionalProperties":false,"required":["schemaVersion","tool","runId","seed","summary","scenarios"],"properties":{"schemaVersion":{"description":"Version of the report document; bumped on any incompatible change.","const":1},"tool":{"description":"The program that wrote the report.","$ref":"#/definitions/Tool"},"runId":{"description":"Deterministic id of the run (from the seed override and the scenario list), also the default folder name under reports/.","type":"string","minLength":1,"maxLength":200},"seed":{"description":"The `--seed` override (uint32), or null when every scenario ran with its own `seed`.","oneOf":[{"$ref":"#/definitions/Seed"},{"type":"null"}]},"summary":{"description":"Totals over all scenarios.","$ref":"#/definitions/Summary"},"scenarios":{"description":"One entry per scenario and subject, in the order the files were given (globs expanded and sorted).","type":"array","items":{"$ref":"#/definitions/Scenario"}},"timings":{"description":"Wall-clock totals, present only with `--timings`.","$ref":"#/definitions/Timings"},"differential":{"description":"Subject-vs-subject comparison (issue #7), present only when the run used two or more subjects (`sim run --subject reference,dsh`).","$ref":"#/definitions/Differential"},"cache":{"description":"Cache totals over the scenarios that carry a `cache` section (issue #9); absent when none does.","$ref":"#/definitions/RunCache"},"shard":{"description":"The slice this report holds (`sim run --shard i/n`, issue #10); absent on an unsharded or merged run.","$ref":"#/definitions/RunShard"},"seeds":{"description":"The seeds of `sim run --seeds` (then `seed` is null and `scenarios` holds one entry per scenario and seed, scenario by scenario, seeds in this order); absent otherwise.","type":"array","minItems":1,"items":{"$ref":"#/definitions/Seed"}}},"definitions":{"RunShard":{"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}},"ScenarioCache":{"description":"The `cache` section of one scenario (issue #9, protocol §9): per-request reuse under the §9 model and the scenario's provider cache contract, and its aggregates.","type":"object","additionalProperties":false,"required":["contract","deviation","granularityTokens","ttlMs","price","requests","overall","conversation","compaction","seriesBoundaries","recomputedByCompaction","summaryCost","tokensSaved","savedCost","recomputeCost","netSaving","mismatches","scriptedUsage"],"properties":{"contract":{"description":"Provider cache contract the mock follows.","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from its contract when it reports usage (`none` = it follows it).","enum":["none","none-cached","half-cached"]},"granularityTokens":{"description":"Granularity the prediction rounds to (§9.3 `G`).","type":"integer","minimum":1},"ttlMs":{"description":"Cache retention on the virtual clock; null = unlimited.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"price":{"description":"The price table entry the costs were computed with.","$ref":"#/definitions/CachePriceRef"},"requests":{"description":"One row per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/CacheRequestRow"}},"overall":{"description":"Totals over all requests.","$ref":"#/definitions/CacheTotals"},"conversation":{"description":"Totals over conversation requests.","$ref":"#/definitions/CacheTotals"},"compaction":{"description":"Totals over compaction (summary) requests.","$ref":"#/definitions/CacheTotals"},"seriesBoundaries":{"description":"Series boundaries (§10.3): `request/header` events with reason `series`.","$ref":"#/definitions/Count"},"recomputedByCompaction":{"description":"§9.4 tokens recomputed because of compaction.","$ref":"#/definitions/Count"},"summaryCost":{"description":"Predicted cost of the compaction requests.","type":"number","minimum":0},"tokensSaved":{"description":"Prompt tokens later conversation requests did not send because of summary replacements (Σ shadowed − checkpoint).","type":"integer"},"savedCost":{"description":"`tokensSaved` priced at the cache-read price.","type":"number"},"recomputeCost":{"description":"Extra cost of the recomputed tokens (input price − read price).","type":"number","minimum":0},"netSaving":{"description":"`savedCost − summaryCost − recomputeCost`.","type":"number"},"mismatches":{"description":"Requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"scriptedUsage":{"description":"Requests whose usage the scenario scripted (not produced by the contract).","$ref":"#/definitions/Count"}}},"CacheRequestRow":{"description":"One captured request under the §9 model and the cache contract (§9.4).","type":"object","additionalProperties":false,"required":["index","purpose","cacheKey","rejected","prompt","cached","uncached","written","divergence","source","cause","causeKind","recomputed","output","cost"],"properties":{"index":{"description":"Dispatch index of the request.","$ref":"#/definitions/Count"},"purpose":{"description":"What the request was for.","enum":["conversation","compaction"]},"cacheKey":{"description":"`provider/model` of the request.","type":"string","minLength":1},"rejected":{"description":"The provider rejected the request (not a cache source, §9.3).","type":"boolean"},"prompt":{"description":"§9.2 prompt(R).","$ref":"#/definitions/Count"},"cached":{"description":"Predicted cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"prompt − cached.","$ref":"#/definitions/Count"},"written":{"description":"Predicted cache-write tokens (Anthropic-style); 0 otherwise.","$ref":"#/definitions/Count"},"divergence":{"description":"§9.3 divergence; null without a cache source.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"source":{"description":"Dispatch index of the best source; null without one.","oneOf":[{"$ref":"#/definitions/Count"},{"type":"null"}]},"cause":{"description":"§9.4 cause as text (`replacement@1`, `tools-change`, `none`, …).","type":"string","minLength":1},"causeKind":{"description":"Kind of the §9.4 cause.","enum":["none","replacement","prune","offload","tools-change","route-change"]},"recomputed":{"description":"§9.4 recomputed(R).","type":"integer"},"output":{"description":"Output tokens of the reply.","$ref":"#/definitions/Count"},"cost":{"description":"Predicted cost of the request.","type":"number","minimum":0},"reported":{"description":"What the mock provider reported; absent when the reply carried no usage.","$ref":"#/definitions/CacheReportedUsage"},"mismatch":{"description":"Present when the reported usage differs from the prediction.","const":true},"scripted":{"description":"Present when the scenario scripted this reply's usage (no mismatch is flagged then).","const":true}}},"CacheReportedUsage":{"description":"Cache usage a provider reported for one request.","type":"object","additionalProperties":false,"required":["cached","uncached","written"],"properties":{"cached":{"description":"Reported cache-read tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Reported prompt tokens processed without the cache.","$ref":"#/definitions/Count"},"written":{"description":"Reported cache-write tokens (0 without a write metric).","$ref":"#/definitions/Count"}}},"CacheTotals":{"description":"Token totals over a set of requests.","type":"object","additionalProperties":false,"required":["requests","prompt","cached","uncached","reuseRatio"],"properties":{"requests":{"description":"Number of requests.","$ref":"#/definitions/Count"},"prompt":{"description":"Σ prompt tokens.","$ref":"#/definitions/Count"},"cached":{"description":"Σ cached tokens.","$ref":"#/definitions/Count"},"uncached":{"description":"Σ uncached tokens.","$ref":"#/definitions/Count"},"reuseRatio":{"description":"Σ cached / Σ prompt; null without prompt tokens.","oneOf":[{"type":"number","minimum":0,"maximum":1},{"type":"null"}]}}},"CachePriceRef":{"description":"The price table entry (packages/sim/src/metrics/prices.ts) the costs were computed with.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate","entry","currency"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string","pattern":"^\\d{4}-\\d{2}-\\d{2}$"},"entry":{"description":"The priced model family entry, e.g. `openai/gpt-4.1`.","type":"string","minLength":1},"currency":{"description":"Currency of every cost figure.","const":"USD"}}},"RunCache":{"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}},"Differential":{"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}},"DifferentialSummary":{"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}},"DifferentialScenario":{"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}},"DifferentialDifference":{"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}},"DifferentialAspect":{"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]},"Tool":{"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}},"Seed":{"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295},"Count":{"description":"A non-negative integer count.","type":"integer","minimum":0},"Timings":{"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}},"Summary":{"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}},"Status":{"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]},"Dialect":{"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]},"CheckId":{"description":"The id of a registered check: a §12 invariant, or a world-truth check WORLD-01 … WORLD-06 (issue #21).","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47","WORLD-01","WORLD-02","WORLD-03","WORLD-04","WORLD-05","WORLD-06"]},"InvariantId":{"description":"A stable invariant id of §12.","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"PolicySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","enum":["manifest","defaults"]},"Scenario":{"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"},"sessions":{"description":"A several-session scenario (issue #16, `sessions:`): each session's own verdict and artifacts, in declaration order. The scenario's violations, expectations and faults are the sessions' (messages prefixed `session <name>: `, names and ids `<name>.`); absent for one-session scenarios.","type":"array","minItems":2,"items":{"$ref":"#/definitions/Session"}},"retention":{"description":"The retention curve of the scenario's probes (issue #20); present when it declares or plants probes.","$ref":"#/definitions/ScenarioRetention"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]},"Session":{"description":"One session of a several-session scenario: its log, manifest and capture, judged on their own.","type":"object","additionalProperties":false,"required":["name","status","artifacts","violations","expectations","faults"],"properties":{"name":{"description":"The session's name (`sessions[].name`).","type":"string","minLength":1},"status":{"description":"passed or failed (the session's own expectations and invariants).","enum":["passed","failed"]},"artifacts":{"description":"The session's log, manifest and request capture (`<slug>.<name>.jsonl`, …), relative to the output folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Counts over the session's log (absent when the log cannot be replayed).","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn of the session ended, in order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"The reference meter's pressure at the end of the session's log.","$ref":"#/definitions/FinalPressure"},"violations":{"description":"The checker's violations in the session's log, and the harness trace's lock-scope check (INV-45).","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"The session's evaluated `expect` items.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"The session's declared faults and how often each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"The session's subject warnings, in order; absent when none.","type":"array","items":{"type":"string"}}}},"Violation":{"description":"One invariant violation as the checker reported it.","type":"object","additionalProperties":false,"required":["id","seq","message"],"properties":{"id":{"description":"The §12 invariant id, or a world-truth check id (issue #21).","$ref":"#/definitions/CheckId"},"seq":{"description":"The seq of the event where the violation was detected.","type":"integer"},"message":{"description":"What is wrong, naming the other events involved.","type":"string"}}},"Expectation":{"description":"One evaluated `expect` item; `expected`/`actual` are short human strings.","type":"object","additionalProperties":false,"required":["name","passed","expected","actual"],"properties":{"name":{"description":"Which expectation: `outcome[0]`, `counts.brackets`, `finalPressure.ratioMax`, `events[2]`, `finalSurfaceNodes`, `durable`, …","type":"string","minLength":1},"passed":{"description":"Whether the expectation held.","type":"boolean"},"expected":{"description":"What the scenario expected.","type":"string"},"actual":{"description":"What the run produced.","type":"string"},"notEvaluated":{"description":"Present when the expectation was not judged: `seed-specific` = the scenario pins its expectations to its own `seed` (`expect.seedSpecific`) and ran under another; `dialect` = the subject's log dialect cannot hold what the item looks for (§14, e.g. D-07); then `passed` is true and `actual` says so.","enum":["seed-specific","dialect"]}}},"Counts":{"description":"Countable things of a session log (the names of the scenario's `expect.counts`, plus totals).","type":"object","additionalProperties":false,"required":["events","turns","requests","brackets","failedBrackets","prunes","offloads","retries","summaryErrors","checkpoints","crashes"],"properties":{"events":{"description":"Events in the session log.","$ref":"#/definitions/Count"},"turns":{"description":"Turns started.","$ref":"#/definitions/Count"},"requests":{"description":"Chat requests the mock provider received (all purposes).","$ref":"#/definitions/Count"},"brackets":{"description":"Compaction brackets (compaction/start … compaction/end).","$ref":"#/definitions/Count"},"failedBrackets":{"description":"Brackets that ended with an error.","$ref":"#/definitions/Count"},"prunes":{"description":"Tool-result prunes.","$ref":"#/definitions/Count"},"offloads":{"description":"Image offloads.","$ref":"#/definitions/Count"},"retries":{"description":"Provider request retries.","$ref":"#/definitions/Count"},"summaryErrors":{"description":"Summarization requests that failed.","$ref":"#/definitions/Count"},"checkpoints":{"description":"Checkpoints written.","$ref":"#/definitions/Count"},"crashes":{"description":"Child processes killed at a §13.4 crash point (each followed by a restore).","$ref":"#/definitions/Count"}}},"Outcome":{"description":"How a turn ended (`turn/end` reason kind and, for `error`, its failure code).","type":"object","additionalProperties":false,"required":["turn","kind"],"properties":{"turn":{"description":"The turn index.","$ref":"#/definitions/Count"},"kind":{"description":"The `turn/end` reason kind (`completed`, `error`, …).","type":"string","minLength":1},"code":{"description":"The failure code of an `error` outcome.","type":"string","minLength":1}}},"FinalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","type":"object","additionalProperties":false,"required":["tokens","ratio","contextWindow"],"properties":{"tokens":{"description":"Metered tokens of the final surface.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"contextWindow":{"description":"The route's context window in tokens, null when unknown.","oneOf":[{"type":"integer","minimum":1},{"type":"null"}]}}},"Fault":{"description":"An injected fault and how many times it fired.","type":"object","additionalProperties":false,"required":["id","kind","fired"],"properties":{"id":{"description":"The fault's id in the scenario.","type":"string"},"kind":{"description":"The §13 fault kind (`FAULT-nn`).","type":"string","pattern":"^FAULT-[0-9]{2}$"},"fired":{"description":"How many times the fault fired.","$ref":"#/definitions/Count"}}},"Timeline":{"description":"A scenario's pressure over its log: one point per captured request, and the compaction, prune and offload events.","type":"object","additionalProperties":false,"required":["events","points","markers"],"properties":{"events":{"description":"Events in the final log (the x-axis spans seq 0 … events).","$ref":"#/definitions/Count"},"points":{"description":"One point per captured request, in dispatch order.","type":"array","items":{"$ref":"#/definitions/TimelinePoint"}},"markers":{"description":"Compaction, prune and offload events, in log order.","type":"array","items":{"$ref":"#/definitions/TimelineMarker"}}}},"TimelinePoint":{"description":"The reference meter's pressure (§2.5) at the dispatch of one captured request.","type":"object","additionalProperties":false,"required":["request","purpose","seq","tokens","ratio","thresholdTokens"],"properties":{"request":{"description":"The request's dispatch index (`index` in the request capture).","$ref":"#/definitions/Count"},"purpose":{"description":"Why the request was sent.","enum":["conversation","compaction"]},"seq":{"description":"The log length at dispatch (`logRevisionAtDispatch`).","$ref":"#/definitions/Count"},"tokens":{"description":"Metered pressure in tokens.","$ref":"#/definitions/Count"},"ratio":{"description":"`tokens / contextWindow`, null when the route in force reports no window.","oneOf":[{"type":"number","minimum":0},{"type":"null"}]},"thresholdTokens":{"description":"§3.3 threshold of the route in force, null when there is none.","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"providerTokens":{"description":"The prompt of this request as the provider's tokenizer counted it (issue #15); present when the scenario reports drift.","$ref":"#/definitions/Count"}}},"RetentionKind":{"description":"A retention probe's kind (issue #20).","enum":["recall","artifact","continuation","decision"]},"RetentionCount":{"description":"Probes of one kind at one cycle: planted before the cycle's checkpoint, and visible on the surface after it.","type":"object","additionalProperties":false,"required":["planted","visible","share","compacted","kept","keptShare"],"properties":{"planted":{"description":"Probes stated before the cycle's checkpoint.","$ref":"#/definitions/Count"},"visible":{"description":"Of them, how many are visible on the surface after it.","$ref":"#/definitions/Count"},"share":{"description":"visible / planted, rounded to 4 decimals; null when none was planted yet.","type":["number","null"],"minimum":0,"maximum":1},"compacted":{"description":"Planted probes whose stating event is off the surface (summarized or pruned).","$ref":"#/definitions/Count"},"kept":{"description":"Of the compacted probes, how many are visible (the summaries kept them).","$ref":"#/definitions/Count"},"keptShare":{"description":"kept / compacted, rounded to 4 decimals; null when none is compacted yet.","type":["number","null"],"minimum":0,"maximum":1}}},"RetentionCycle":{"description":"One compaction cycle: the surface right after a committed bracket (its compaction/summary event).","type":"object","additionalProperties":false,"required":["cycle","seq","turn","recall","artifact","continuation","decision"],"properties":{"cycle":{"description":"1-based, in log order.","type":"integer","minimum":1},"seq":{"description":"Seq of the cycle's compaction/summary event.","$ref":"#/definitions/Count"},"turn":{"description":"The turn it ran in (turns started so far).","$ref":"#/definitions/Count"},"recall":{"description":"Recall probes (a number or name stated once).","$ref":"#/definitions/RetentionCount"},"artifact":{"description":"Artifact probes (a file path or an error message).","$ref":"#/definitions/RetentionCount"},"continuation":{"description":"Continuation probes (a pending TODO and its next step).","$ref":"#/definitions/RetentionCount"},"decision":{"description":"Decision probes (a correction and the option chosen, with its reason).","$ref":"#/definitions/RetentionCount"}}},"RetentionKindCurve":{"description":"The retention curve of one probe kind over the cycles.","type":"object","additionalProperties":false,"required":["kind","probes","planted","curve","keptCurve","final","lost"],"properties":{"kind":{"description":"The probe kind of this curve.","$ref":"#/definitions/RetentionKind"},"probes":{"description":"Probes of this kind (declared or planted).","$ref":"#/definitions/Count"},"planted":{"description":"Of them, how many the log states at all.","$ref":"#/definitions/Count"},"curve":{"description":"The share of each cycle, in cycle order.","type":"array","items":{"type":["number","null"],"minimum":0,"maximum":1}},"keptCurve":{"description":"The keptShare of each cycle, in cycle order: what the summaries kept.","type":"array","items":{"type":["number","null"],"minimum":0,"maximum":1}},"final":{"description":"Share at the last cycle (null without cycles or planted probes).","type":["number","null"],"minimum":0,"maximum":1},"lost":{"description":"Probes of this kind lost for good.","$ref":"#/definitions/Count"}}},"RetentionLoss":{"description":"A probe lost at `cycle` and never visible again after it.","type":"object","additionalProperties":false,"required":["id","kind","cycle","plantedSeq"],"properties":{"id":{"description":"The probe's id.","type":"string"},"kind":{"description":"The probe's kind.","$ref":"#/definitions/RetentionKind"},"cycle":{"description":"The first cycle of the run of cycles, up to the last, in which it is invisible.","type":"integer","minimum":1},"plantedSeq":{"description":"Seq of the event that stated it (the last of its expected strings to appear).","$ref":"#/definitions/Count"}}},"ScenarioRetention":{"description":"The retention section (issue #20): after every committed bracket, the share of probes of each kind still visible on the model-visible surface (the checkpoint text plus the retained tail).","type":"object","additionalProperties":false,"required":["probes","cycles","kinds","points","lost","unplanted"],"properties":{"probes":{"description":"Probes scored (the scenario's and the transcript's planted ones).","$ref":"#/definitions/Count"},"cycles":{"description":"Committed brackets (the curve's length).","$ref":"#/definitions/Count"},"kinds":{"description":"One curve per kind, in the order recall, artifact, continuation, decision.","type":"array","items":{"$ref":"#/definitions/RetentionKindCurve"}},"points":{"description":"One entry per committed bracket, in log order.","type":"array","items":{"$ref":"#/definitions/RetentionCycle"}},"lost":{"description":"Probes lost for good, by cycle then planting seq.","type":"array","items":{"$ref":"#/definitions/RetentionLoss"}},"unplanted":{"description":"Ids of probes whose expected strings never all appear in the log's messages (not scored).","type":"array","items":{"type":"string"}}}},"ScenarioDrift":{"description":"Meter-vs-provider drift of one scenario (issue #15) over its conversation requests with both figures: per request (provider − meter) / meter in percent, signed (positive = the provider counts more than the meter said), rounded to 0.01.","type":"object","additionalProperties":false,"required":["requests","meanPct","maxPct","maxRequest","minPct"],"properties":{"requests":{"description":"Conversation requests measured (at least one).","type":"integer","minimum":1},"meanPct":{"description":"Mean signed drift in percent.","type":"number"},"maxPct":{"description":"Largest signed drift in percent.","type":"number"},"maxRequest":{"description":"Dispatch index of the request with maxPct (the first on a tie).","$ref":"#/definitions/Count"},"minPct":{"description":"Smallest signed drift in percent.","type":"number"}}},"TimelineMarker":{"description":"One log event marked on a pressure timeline.","type":"object","additionalProperties":false,"required":["kind","seq"],"properties":{"kind":{"description":"What the event is.","enum":["compaction-start","compaction-end","prune","offload"]},"seq":{"description":"The event's seq.","$ref":"#/definitions/Count"},"compactionId":{"description":"The bracket's compactionId, on compaction-start and compaction-end markers.","type":"string"},"failed":{"description":"Set on the end of a failed bracket.","const":true}}},"Path":{"description":"How often one protocol path was reached by a scenario (filled by the path-coverage work, issue #8).","type":"object","additionalProperties":false,"required":["path","reached"],"properties":{"path":{"description":"The path's name.","type":"string","minLength":1},"reached":{"description":"How many times it was reached.","$ref":"#/definitions/Count"}}},"Artifacts":{"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}}}};
 const schema12 = {"description":"Name and version of the program that wrote the report.","type":"object","additionalProperties":false,"required":["name","version"],"properties":{"name":{"description":"Always `compaction-sim`.","const":"compaction-sim"},"version":{"description":"Version of the @compaction-sim/sim package.","type":"string","minLength":1}}};
 const schema13 = {"description":"A seed: an unsigned 32-bit integer.","type":"integer","minimum":0,"maximum":4294967295};
 const schema48 = {"description":"Wall-clock duration, present only with `--timings` (the only wall-clock value a report may hold).","type":"object","additionalProperties":false,"required":["ms"],"properties":{"ms":{"description":"Elapsed milliseconds.","type":"number","minimum":0}}};
-const schema104 = {"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}};
+const schema123 = {"description":"One slice of a sharded `sim run`: `sim report merge` rebuilds the unsharded report from all `count` slices.","type":"object","additionalProperties":false,"required":["index","count","files"],"properties":{"index":{"description":"1-based slice number.","type":"integer","minimum":1},"count":{"description":"How many slices the run was split into.","type":"integer","minimum":1},"files":{"description":"Every scenario file of the whole run, in order (the merge's order and run id).","type":"array","items":{"type":"string"}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const schema14 = {"description":"Totals over all scenarios: `total` is the sum of the four statuses.","type":"object","additionalProperties":false,"required":["total","passed","failed","skipped","error"],"properties":{"total":{"description":"Number of scenario entries.","$ref":"#/definitions/Count"},"passed":{"description":"Entries with status `passed`.","$ref":"#/definitions/Count"},"failed":{"description":"Entries with status `failed`.","$ref":"#/definitions/Count"},"skipped":{"description":"Entries with status `skipped`.","$ref":"#/definitions/Count"},"error":{"description":"Entries with status `error`.","$ref":"#/definitions/Count"}}};
@@ -220,7 +220,7 @@ validate11.errors = vErrors;
 return errors === 0;
 }
 
-const schema20 = {"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"},"sessions":{"description":"A several-session scenario (issue #16, `sessions:`): each session's own verdict and artifacts, in declaration order. The scenario's violations, expectations and faults are the sessions' (messages prefixed `session <name>: `, names and ids `<name>.`); absent for one-session scenarios.","type":"array","minItems":2,"items":{"$ref":"#/definitions/Session"}}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]};
+const schema20 = {"description":"The result of one scenario under one subject. A `skipped` entry names its `skipReason`, an `error` entry its `error`.","type":"object","additionalProperties":false,"required":["file","name","subject","seed","dialect","status","violations","expectations","faults","replay"],"properties":{"file":{"description":"The scenario file as given (POSIX, relative to the working directory).","type":"string","minLength":1},"name":{"description":"The scenario's `name`.","type":"string","minLength":1},"subject":{"description":"What ran the session (`reference` = this project's core).","type":"string","minLength":1},"seed":{"description":"The seed the scenario ran with (its own, or the run's `--seed` override).","$ref":"#/definitions/Seed"},"dialect":{"description":"Log dialect of the session.","$ref":"#/definitions/Dialect"},"status":{"description":"How the scenario ended.","$ref":"#/definitions/Status"},"skipReason":{"description":"Why a `skipped` scenario did not run (e.g. a §14 rule for a subject lacking the feature).","type":"string","minLength":1},"error":{"description":"What stopped an `error` scenario: `file:line:column` or the internal error's message.","type":"string","minLength":1},"errorKind":{"description":"Whose fault an `error` is: `input` (a bad scenario, exit 2), `internal` (a bug of sim, exit 3) or `watchdog` (a child showed no sign of life within its scaled liveness bound; exit 3).","enum":["input","internal","watchdog"]},"artifacts":{"description":"Files written for the scenario, relative to the report folder.","$ref":"#/definitions/Artifacts"},"counts":{"description":"Countable things of the session log.","$ref":"#/definitions/Counts"},"outcomes":{"description":"How each turn ended, in turn order.","type":"array","items":{"$ref":"#/definitions/Outcome"}},"finalPressure":{"description":"Pressure at the end of the session, by the reference meter (§2).","$ref":"#/definitions/FinalPressure"},"policySource":{"description":"Where the checker's policy came from (always `manifest` for runs of sim).","$ref":"#/definitions/PolicySource"},"invariants":{"description":"Invariants the scenario selected (`all` = every id of §12).","oneOf":[{"const":"all"},{"type":"array","uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}]},"violations":{"description":"Invariant violations the checker reported, in log order.","type":"array","items":{"$ref":"#/definitions/Violation"}},"expectations":{"description":"Every evaluated `expect` item of the scenario, passed or not.","type":"array","items":{"$ref":"#/definitions/Expectation"}},"faults":{"description":"Injected faults and how many times each fired.","type":"array","items":{"$ref":"#/definitions/Fault"}},"warnings":{"description":"Warnings of the subject (pre-step and overflow listeners, failed manual actions), in order; absent when none.","type":"array","items":{"type":"string"}},"replay":{"description":"One shell command that reproduces this scenario's run exactly.","type":"string","minLength":1},"timings":{"description":"Wall-clock duration of the scenario, present only with `--timings`.","$ref":"#/definitions/Timings"},"timeline":{"description":"Pressure over the log by the reference meter (for the HTML report); absent for skipped and errored scenarios.","$ref":"#/definitions/Timeline"},"paths":{"description":"Protocol paths the scenario reached; absent until the path-coverage work (issue #8) fills it.","type":"array","items":{"$ref":"#/definitions/Path"}},"cache":{"description":"Prompt-cache reuse and cost under the scenario's cache contract (issue #9); absent for skipped and errored scenarios.","$ref":"#/definitions/ScenarioCache"},"drift":{"description":"Meter-vs-provider drift (issue #15); present when the provider world serves routes and some request has both figures.","$ref":"#/definitions/ScenarioDrift"},"sessions":{"description":"A several-session scenario (issue #16, `sessions:`): each session's own verdict and artifacts, in declaration order. The scenario's violations, expectations and faults are the sessions' (messages prefixed `session <name>: `, names and ids `<name>.`); absent for one-session scenarios.","type":"array","minItems":2,"items":{"$ref":"#/definitions/Session"}},"retention":{"description":"The retention curve of the scenario's probes (issue #20); present when it declares or plants probes.","$ref":"#/definitions/ScenarioRetention"}},"allOf":[{"if":{"type":"object","properties":{"status":{"const":"skipped"}},"required":["status"]},"then":{"required":["skipReason"]}},{"if":{"type":"object","properties":{"status":{"const":"error"}},"required":["status"]},"then":{"required":["error"]}}]};
 const schema22 = {"description":"Log dialect the subject wrote and the checker read (design §4.2).","enum":["seed","dsh-0.1.0-rc.8"]};
 const schema23 = {"description":"How one scenario ended: `error` = it could not run (bad input or an internal failure of sim).","enum":["passed","failed","skipped","error"]};
 const schema24 = {"description":"Files written for one scenario, relative to the report folder (POSIX).","type":"object","additionalProperties":false,"required":["log","manifest","requests"],"properties":{"log":{"description":"The session log (JSONL).","type":"string","minLength":1},"manifest":{"description":"The run manifest next to the log (`<log>.manifest.json`, §1.1).","type":"string","minLength":1},"requests":{"description":"The captured (redacted) provider requests.","type":"string","minLength":1}}};
@@ -4429,6 +4429,1185 @@ validate44.errors = vErrors;
 return errors === 0;
 }
 
+const schema89 = {"description":"The retention section (issue #20): after every committed bracket, the share of probes of each kind still visible on the model-visible surface (the checkpoint text plus the retained tail).","type":"object","additionalProperties":false,"required":["probes","cycles","kinds","points","lost","unplanted"],"properties":{"probes":{"description":"Probes scored (the scenario's and the transcript's planted ones).","$ref":"#/definitions/Count"},"cycles":{"description":"Committed brackets (the curve's length).","$ref":"#/definitions/Count"},"kinds":{"description":"One curve per kind, in the order recall, artifact, continuation, decision.","type":"array","items":{"$ref":"#/definitions/RetentionKindCurve"}},"points":{"description":"One entry per committed bracket, in log order.","type":"array","items":{"$ref":"#/definitions/RetentionCycle"}},"lost":{"description":"Probes lost for good, by cycle then planting seq.","type":"array","items":{"$ref":"#/definitions/RetentionLoss"}},"unplanted":{"description":"Ids of probes whose expected strings never all appear in the log's messages (not scored).","type":"array","items":{"type":"string"}}}};
+const schema92 = {"description":"The retention curve of one probe kind over the cycles.","type":"object","additionalProperties":false,"required":["kind","probes","planted","curve","keptCurve","final","lost"],"properties":{"kind":{"description":"The probe kind of this curve.","$ref":"#/definitions/RetentionKind"},"probes":{"description":"Probes of this kind (declared or planted).","$ref":"#/definitions/Count"},"planted":{"description":"Of them, how many the log states at all.","$ref":"#/definitions/Count"},"curve":{"description":"The share of each cycle, in cycle order.","type":"array","items":{"type":["number","null"],"minimum":0,"maximum":1}},"keptCurve":{"description":"The keptShare of each cycle, in cycle order: what the summaries kept.","type":"array","items":{"type":["number","null"],"minimum":0,"maximum":1}},"final":{"description":"Share at the last cycle (null without cycles or planted probes).","type":["number","null"],"minimum":0,"maximum":1},"lost":{"description":"Probes of this kind lost for good.","$ref":"#/definitions/Count"}}};
+const schema93 = {"description":"A retention probe's kind (issue #20).","enum":["recall","artifact","continuation","decision"]};
+
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.kind === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.probes === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "probes"},message:"must have required property '"+"probes"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.planted === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "planted"},message:"must have required property '"+"planted"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.curve === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "curve"},message:"must have required property '"+"curve"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.keptCurve === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "keptCurve"},message:"must have required property '"+"keptCurve"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.final === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "final"},message:"must have required property '"+"final"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.lost === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lost"},message:"must have required property '"+"lost"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "kind") || (key0 === "probes")) || (key0 === "planted")) || (key0 === "curve")) || (key0 === "keptCurve")) || (key0 === "final")) || (key0 === "lost"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data0 = data.kind;
+if(!((((data0 === "recall") || (data0 === "artifact")) || (data0 === "continuation")) || (data0 === "decision"))){
+const err8 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/RetentionKind/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.probes !== undefined){
+let data1 = data.probes;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err9 = {instancePath:instancePath+"/probes",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err10 = {instancePath:instancePath+"/probes",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.planted !== undefined){
+let data2 = data.planted;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err11 = {instancePath:instancePath+"/planted",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/planted",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.curve !== undefined){
+let data3 = data.curve;
+if(Array.isArray(data3)){
+const len0 = data3.length;
+for(let i0=0; i0<len0; i0++){
+let data4 = data3[i0];
+if((!((typeof data4 == "number") && (isFinite(data4)))) && (data4 !== null)){
+const err13 = {instancePath:instancePath+"/curve/" + i0,schemaPath:"#/properties/curve/items/type",keyword:"type",params:{type: schema92.properties.curve.items.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 > 1 || isNaN(data4)){
+const err14 = {instancePath:instancePath+"/curve/" + i0,schemaPath:"#/properties/curve/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data4 < 0 || isNaN(data4)){
+const err15 = {instancePath:instancePath+"/curve/" + i0,schemaPath:"#/properties/curve/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err16 = {instancePath:instancePath+"/curve",schemaPath:"#/properties/curve/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+if(data.keptCurve !== undefined){
+let data5 = data.keptCurve;
+if(Array.isArray(data5)){
+const len1 = data5.length;
+for(let i1=0; i1<len1; i1++){
+let data6 = data5[i1];
+if((!((typeof data6 == "number") && (isFinite(data6)))) && (data6 !== null)){
+const err17 = {instancePath:instancePath+"/keptCurve/" + i1,schemaPath:"#/properties/keptCurve/items/type",keyword:"type",params:{type: schema92.properties.keptCurve.items.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 > 1 || isNaN(data6)){
+const err18 = {instancePath:instancePath+"/keptCurve/" + i1,schemaPath:"#/properties/keptCurve/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data6 < 0 || isNaN(data6)){
+const err19 = {instancePath:instancePath+"/keptCurve/" + i1,schemaPath:"#/properties/keptCurve/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err20 = {instancePath:instancePath+"/keptCurve",schemaPath:"#/properties/keptCurve/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data.final !== undefined){
+let data7 = data.final;
+if((!((typeof data7 == "number") && (isFinite(data7)))) && (data7 !== null)){
+const err21 = {instancePath:instancePath+"/final",schemaPath:"#/properties/final/type",keyword:"type",params:{type: schema92.properties.final.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+if((typeof data7 == "number") && (isFinite(data7))){
+if(data7 > 1 || isNaN(data7)){
+const err22 = {instancePath:instancePath+"/final",schemaPath:"#/properties/final/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(data7 < 0 || isNaN(data7)){
+const err23 = {instancePath:instancePath+"/final",schemaPath:"#/properties/final/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+}
+if(data.lost !== undefined){
+let data8 = data.lost;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err24 = {instancePath:instancePath+"/lost",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err25 = {instancePath:instancePath+"/lost",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err26 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+validate52.errors = vErrors;
+return errors === 0;
+}
+
+const schema97 = {"description":"One compaction cycle: the surface right after a committed bracket (its compaction/summary event).","type":"object","additionalProperties":false,"required":["cycle","seq","turn","recall","artifact","continuation","decision"],"properties":{"cycle":{"description":"1-based, in log order.","type":"integer","minimum":1},"seq":{"description":"Seq of the cycle's compaction/summary event.","$ref":"#/definitions/Count"},"turn":{"description":"The turn it ran in (turns started so far).","$ref":"#/definitions/Count"},"recall":{"description":"Recall probes (a number or name stated once).","$ref":"#/definitions/RetentionCount"},"artifact":{"description":"Artifact probes (a file path or an error message).","$ref":"#/definitions/RetentionCount"},"continuation":{"description":"Continuation probes (a pending TODO and its next step).","$ref":"#/definitions/RetentionCount"},"decision":{"description":"Decision probes (a correction and the option chosen, with its reason).","$ref":"#/definitions/RetentionCount"}}};
+const schema100 = {"description":"Probes of one kind at one cycle: planted before the cycle's checkpoint, and visible on the surface after it.","type":"object","additionalProperties":false,"required":["planted","visible","share","compacted","kept","keptShare"],"properties":{"planted":{"description":"Probes stated before the cycle's checkpoint.","$ref":"#/definitions/Count"},"visible":{"description":"Of them, how many are visible on the surface after it.","$ref":"#/definitions/Count"},"share":{"description":"visible / planted, rounded to 4 decimals; null when none was planted yet.","type":["number","null"],"minimum":0,"maximum":1},"compacted":{"description":"Planted probes whose stating event is off the surface (summarized or pruned).","$ref":"#/definitions/Count"},"kept":{"description":"Of the compacted probes, how many are visible (the summaries kept them).","$ref":"#/definitions/Count"},"keptShare":{"description":"kept / compacted, rounded to 4 decimals; null when none is compacted yet.","type":["number","null"],"minimum":0,"maximum":1}}};
+
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.planted === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "planted"},message:"must have required property '"+"planted"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.visible === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "visible"},message:"must have required property '"+"visible"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.share === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "share"},message:"must have required property '"+"share"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.compacted === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "compacted"},message:"must have required property '"+"compacted"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.kept === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kept"},message:"must have required property '"+"kept"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.keptShare === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "keptShare"},message:"must have required property '"+"keptShare"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "planted") || (key0 === "visible")) || (key0 === "share")) || (key0 === "compacted")) || (key0 === "kept")) || (key0 === "keptShare"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.planted !== undefined){
+let data0 = data.planted;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err7 = {instancePath:instancePath+"/planted",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err8 = {instancePath:instancePath+"/planted",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.visible !== undefined){
+let data1 = data.visible;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err9 = {instancePath:instancePath+"/visible",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err10 = {instancePath:instancePath+"/visible",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.share !== undefined){
+let data2 = data.share;
+if((!((typeof data2 == "number") && (isFinite(data2)))) && (data2 !== null)){
+const err11 = {instancePath:instancePath+"/share",schemaPath:"#/properties/share/type",keyword:"type",params:{type: schema100.properties.share.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 > 1 || isNaN(data2)){
+const err12 = {instancePath:instancePath+"/share",schemaPath:"#/properties/share/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if(data2 < 0 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/share",schemaPath:"#/properties/share/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.compacted !== undefined){
+let data3 = data.compacted;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err14 = {instancePath:instancePath+"/compacted",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err15 = {instancePath:instancePath+"/compacted",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+if(data.kept !== undefined){
+let data4 = data.kept;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err16 = {instancePath:instancePath+"/kept",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err17 = {instancePath:instancePath+"/kept",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+}
+if(data.keptShare !== undefined){
+let data5 = data.keptShare;
+if((!((typeof data5 == "number") && (isFinite(data5)))) && (data5 !== null)){
+const err18 = {instancePath:instancePath+"/keptShare",schemaPath:"#/properties/keptShare/type",keyword:"type",params:{type: schema100.properties.keptShare.type},message:"must be number,null"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 > 1 || isNaN(data5)){
+const err19 = {instancePath:instancePath+"/keptShare",schemaPath:"#/properties/keptShare/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1},message:"must be <= 1"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data5 < 0 || isNaN(data5)){
+const err20 = {instancePath:instancePath+"/keptShare",schemaPath:"#/properties/keptShare/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+validate55.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.cycle === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cycle"},message:"must have required property '"+"cycle"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.seq === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "seq"},message:"must have required property '"+"seq"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.turn === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.recall === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "recall"},message:"must have required property '"+"recall"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.artifact === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "artifact"},message:"must have required property '"+"artifact"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.continuation === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "continuation"},message:"must have required property '"+"continuation"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if(data.decision === undefined){
+const err6 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "decision"},message:"must have required property '"+"decision"+"'"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(((((((key0 === "cycle") || (key0 === "seq")) || (key0 === "turn")) || (key0 === "recall")) || (key0 === "artifact")) || (key0 === "continuation")) || (key0 === "decision"))){
+const err7 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data.cycle !== undefined){
+let data0 = data.cycle;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err8 = {instancePath:instancePath+"/cycle",schemaPath:"#/properties/cycle/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 1 || isNaN(data0)){
+const err9 = {instancePath:instancePath+"/cycle",schemaPath:"#/properties/cycle/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+}
+if(data.seq !== undefined){
+let data1 = data.seq;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err10 = {instancePath:instancePath+"/seq",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err11 = {instancePath:instancePath+"/seq",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+if(data.turn !== undefined){
+let data2 = data.turn;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err12 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 0 || isNaN(data2)){
+const err13 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+if(data.recall !== undefined){
+if(!(validate55(data.recall, {instancePath:instancePath+"/recall",parentData:data,parentDataProperty:"recall",rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+errors = vErrors.length;
+}
+}
+if(data.artifact !== undefined){
+if(!(validate55(data.artifact, {instancePath:instancePath+"/artifact",parentData:data,parentDataProperty:"artifact",rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+errors = vErrors.length;
+}
+}
+if(data.continuation !== undefined){
+if(!(validate55(data.continuation, {instancePath:instancePath+"/continuation",parentData:data,parentDataProperty:"continuation",rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+errors = vErrors.length;
+}
+}
+if(data.decision !== undefined){
+if(!(validate55(data.decision, {instancePath:instancePath+"/decision",parentData:data,parentDataProperty:"decision",rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate54.errors = vErrors;
+return errors === 0;
+}
+
+const schema105 = {"description":"A probe lost at `cycle` and never visible again after it.","type":"object","additionalProperties":false,"required":["id","kind","cycle","plantedSeq"],"properties":{"id":{"description":"The probe's id.","type":"string"},"kind":{"description":"The probe's kind.","$ref":"#/definitions/RetentionKind"},"cycle":{"description":"The first cycle of the run of cycles, up to the last, in which it is invisible.","type":"integer","minimum":1},"plantedSeq":{"description":"Seq of the event that stated it (the last of its expected strings to appear).","$ref":"#/definitions/Count"}}};
+
+function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.kind === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.cycle === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cycle"},message:"must have required property '"+"cycle"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.plantedSeq === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "plantedSeq"},message:"must have required property '"+"plantedSeq"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "id") || (key0 === "kind")) || (key0 === "cycle")) || (key0 === "plantedSeq"))){
+const err4 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.id !== undefined){
+if(typeof data.id !== "string"){
+const err5 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.kind !== undefined){
+let data1 = data.kind;
+if(!((((data1 === "recall") || (data1 === "artifact")) || (data1 === "continuation")) || (data1 === "decision"))){
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/RetentionKind/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.cycle !== undefined){
+let data2 = data.cycle;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err7 = {instancePath:instancePath+"/cycle",schemaPath:"#/properties/cycle/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err8 = {instancePath:instancePath+"/cycle",schemaPath:"#/properties/cycle/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.plantedSeq !== undefined){
+let data3 = data.plantedSeq;
+if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
+const err9 = {instancePath:instancePath+"/plantedSeq",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data3 == "number") && (isFinite(data3))){
+if(data3 < 0 || isNaN(data3)){
+const err10 = {instancePath:instancePath+"/plantedSeq",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+validate61.errors = vErrors;
+return errors === 0;
+}
+
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.probes === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "probes"},message:"must have required property '"+"probes"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.cycles === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "cycles"},message:"must have required property '"+"cycles"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.kinds === undefined){
+const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kinds"},message:"must have required property '"+"kinds"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data.points === undefined){
+const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "points"},message:"must have required property '"+"points"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data.lost === undefined){
+const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "lost"},message:"must have required property '"+"lost"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(data.unplanted === undefined){
+const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unplanted"},message:"must have required property '"+"unplanted"+"'"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((((key0 === "probes") || (key0 === "cycles")) || (key0 === "kinds")) || (key0 === "points")) || (key0 === "lost")) || (key0 === "unplanted"))){
+const err6 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data.probes !== undefined){
+let data0 = data.probes;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err7 = {instancePath:instancePath+"/probes",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err8 = {instancePath:instancePath+"/probes",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.cycles !== undefined){
+let data1 = data.cycles;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err9 = {instancePath:instancePath+"/cycles",schemaPath:"#/definitions/Count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 < 0 || isNaN(data1)){
+const err10 = {instancePath:instancePath+"/cycles",schemaPath:"#/definitions/Count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.kinds !== undefined){
+let data2 = data.kinds;
+if(Array.isArray(data2)){
+const len0 = data2.length;
+for(let i0=0; i0<len0; i0++){
+if(!(validate52(data2[i0], {instancePath:instancePath+"/kinds/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/kinds",schemaPath:"#/properties/kinds/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data.points !== undefined){
+let data4 = data.points;
+if(Array.isArray(data4)){
+const len1 = data4.length;
+for(let i1=0; i1<len1; i1++){
+if(!(validate54(data4[i1], {instancePath:instancePath+"/points/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/points",schemaPath:"#/properties/points/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+if(data.lost !== undefined){
+let data6 = data.lost;
+if(Array.isArray(data6)){
+const len2 = data6.length;
+for(let i2=0; i2<len2; i2++){
+if(!(validate61(data6[i2], {instancePath:instancePath+"/lost/" + i2,parentData:data6,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/lost",schemaPath:"#/properties/lost/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.unplanted !== undefined){
+let data8 = data.unplanted;
+if(Array.isArray(data8)){
+const len3 = data8.length;
+for(let i3=0; i3<len3; i3++){
+if(typeof data8[i3] !== "string"){
+const err14 = {instancePath:instancePath+"/unplanted/" + i3,schemaPath:"#/properties/unplanted/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+else {
+const err15 = {instancePath:instancePath+"/unplanted",schemaPath:"#/properties/unplanted/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+}
+}
+else {
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+validate51.errors = vErrors;
+return errors === 0;
+}
+
 
 function validate13(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5571,6 +6750,12 @@ vErrors.push(err81);
 errors++;
 }
 }
+if(data.retention !== undefined){
+if(!(validate51(data.retention, {instancePath:instancePath+"/retention",parentData:data,parentDataProperty:"retention",rootData}))){
+vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
 const err82 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
@@ -5586,10 +6771,10 @@ validate13.errors = vErrors;
 return errors === 0;
 }
 
-const schema90 = {"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}};
-const schema91 = {"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}};
+const schema109 = {"description":"Per scenario, the base subject's log compared with each other subject's after the §14 normalizations.","type":"object","additionalProperties":false,"required":["base","subjects","summary","scenarios"],"properties":{"base":{"description":"The subject every other one is compared with (the first of `--subject`).","type":"string"},"subjects":{"description":"Every subject of the run, in `--subject` order.","type":"array","items":{"type":"string"}},"summary":{"description":"Totals over the compared pairs.","$ref":"#/definitions/DifferentialSummary"},"scenarios":{"description":"One entry per scenario and non-base subject.","type":"array","items":{"$ref":"#/definitions/DifferentialScenario"}}}};
+const schema110 = {"description":"Totals of a differential: pairs, compared, skipped, identical pairs, explained and unexplained differences.","type":"object","additionalProperties":false,"required":["scenarios","compared","skipped","identical","explained","unexplained"],"properties":{"scenarios":{"description":"Scenario × non-base subject pairs.","$ref":"#/definitions/Count"},"compared":{"description":"Pairs where both subjects ran.","$ref":"#/definitions/Count"},"skipped":{"description":"Pairs where a subject skipped the scenario or errored.","$ref":"#/definitions/Count"},"identical":{"description":"Compared pairs without any difference.","$ref":"#/definitions/Count"},"explained":{"description":"Differences explained by a named §14 rule.","$ref":"#/definitions/Count"},"unexplained":{"description":"Differences no §14 rule explains; any fails the run (exit 1).","$ref":"#/definitions/Count"}}};
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5826,15 +7011,15 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
 
-const schema98 = {"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}};
-const schema99 = {"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}};
-const schema100 = {"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]};
+const schema117 = {"description":"One scenario compared under the base subject and one other.","type":"object","additionalProperties":false,"required":["file","name","base","other","status","differences"],"properties":{"file":{"description":"The scenario file, as in the scenario reports.","type":"string"},"name":{"description":"The scenario name.","type":"string"},"base":{"description":"The base subject.","type":"string"},"other":{"description":"The subject compared with the base.","type":"string"},"status":{"description":"`skipped` when either subject did not run the scenario.","enum":["compared","skipped"]},"skipReason":{"description":"Why the pair was not compared.","type":"string"},"differences":{"description":"Every difference after the §14 normalizations; empty when identical.","type":"array","items":{"$ref":"#/definitions/DifferentialDifference"}}}};
+const schema118 = {"description":"One difference; `explained` names the §14 rule, `unexplained` fails the run.","type":"object","additionalProperties":false,"required":["aspect","base","other","verdict","note"],"properties":{"aspect":{"description":"What differs.","$ref":"#/definitions/DifferentialAspect"},"base":{"description":"The base subject's value (JSON text).","type":"string"},"other":{"description":"The other subject's value (JSON text).","type":"string"},"verdict":{"description":"`explained` by a §14 rule, or `unexplained` (fails the run).","enum":["explained","unexplained"]},"rule":{"description":"The §14 rule (D-nn, or a §14.1 area) that explains it.","type":"string"},"note":{"description":"How the values were compared and why the rule applies.","type":"string"}}};
+const schema119 = {"description":"What the differential compares per scenario.","enum":["brackets","shadowed","summaries","prunes","offloads","retries","surface","pressure"]};
 
-function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5903,7 +7088,7 @@ errors++;
 if(data.aspect !== undefined){
 let data0 = data.aspect;
 if(!((((((((data0 === "brackets") || (data0 === "shadowed")) || (data0 === "summaries")) || (data0 === "prunes")) || (data0 === "offloads")) || (data0 === "retries")) || (data0 === "surface")) || (data0 === "pressure"))){
-const err6 = {instancePath:instancePath+"/aspect",schemaPath:"#/definitions/DifferentialAspect/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values"};
+const err6 = {instancePath:instancePath+"/aspect",schemaPath:"#/definitions/DifferentialAspect/enum",keyword:"enum",params:{allowedValues: schema119.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5940,7 +7125,7 @@ errors++;
 if(data.verdict !== undefined){
 let data3 = data.verdict;
 if(!((data3 === "explained") || (data3 === "unexplained"))){
-const err9 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema99.properties.verdict.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/verdict",schemaPath:"#/properties/verdict/enum",keyword:"enum",params:{allowedValues: schema118.properties.verdict.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -5985,12 +7170,12 @@ vErrors.push(err12);
 }
 errors++;
 }
-validate56.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6117,7 +7302,7 @@ errors++;
 if(data.status !== undefined){
 let data4 = data.status;
 if(!((data4 === "compared") || (data4 === "skipped"))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema98.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema117.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6144,8 +7329,8 @@ let data6 = data.differences;
 if(Array.isArray(data6)){
 const len0 = data6.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate56(data6[i0], {instancePath:instancePath+"/differences/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+if(!(validate69(data6[i0], {instancePath:instancePath+"/differences/" + i0,parentData:data6,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 }
@@ -6172,12 +7357,12 @@ vErrors.push(err14);
 }
 errors++;
 }
-validate55.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6274,8 +7459,8 @@ errors++;
 }
 }
 if(data.summary !== undefined){
-if(!(validate53(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate66(data.summary, {instancePath:instancePath+"/summary",parentData:data,parentDataProperty:"summary",rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 }
@@ -6284,8 +7469,8 @@ let data4 = data.scenarios;
 if(Array.isArray(data4)){
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate55(data4[i1], {instancePath:instancePath+"/scenarios/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+if(!(validate68(data4[i1], {instancePath:instancePath+"/scenarios/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
 }
@@ -6312,13 +7497,13 @@ vErrors.push(err9);
 }
 errors++;
 }
-validate52.errors = vErrors;
+validate65.errors = vErrors;
 return errors === 0;
 }
 
-const schema101 = {"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}};
+const schema120 = {"description":"Run-level cache totals over the scenarios that carry a `cache` section.","type":"object","additionalProperties":false,"required":["scenarios","overall","cost","netSaving","mismatches","mismatchedScenarios","price"],"properties":{"scenarios":{"description":"Scenarios with a `cache` section.","$ref":"#/definitions/Count"},"overall":{"description":"Totals over their requests.","$ref":"#/definitions/CacheTotals"},"cost":{"description":"Σ predicted cost.","type":"number","minimum":0},"netSaving":{"description":"Σ net saving of compaction.","type":"number"},"mismatches":{"description":"Σ requests whose reported usage differs from the prediction.","$ref":"#/definitions/Count"},"mismatchedScenarios":{"description":"Scenario files with at least one mismatch.","type":"array","items":{"type":"string"}},"price":{"description":"The price table used.","type":"object","additionalProperties":false,"required":["tableVersion","tableDate"],"properties":{"tableVersion":{"description":"Version of the price table file.","type":"integer","minimum":1},"tableDate":{"description":"The date the table's prices were taken.","type":"string"}}}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6621,7 +7806,7 @@ vErrors.push(err24);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
 
@@ -7011,14 +8196,14 @@ errors++;
 }
 }
 if(data.differential !== undefined){
-if(!(validate52(data.differential, {instancePath:instancePath+"/differential",parentData:data,parentDataProperty:"differential",rootData}))){
-vErrors = vErrors === null ? validate52.errors : vErrors.concat(validate52.errors);
+if(!(validate65(data.differential, {instancePath:instancePath+"/differential",parentData:data,parentDataProperty:"differential",rootData}))){
+vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
 errors = vErrors.length;
 }
 }
 if(data.cache !== undefined){
-if(!(validate60(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate73(data.cache, {instancePath:instancePath+"/cache",parentData:data,parentDataProperty:"cache",rootData}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 }

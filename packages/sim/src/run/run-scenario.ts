@@ -27,9 +27,12 @@ import {
   RUN_REPORT_SCHEMA_VERSION,
   type ExpectationResult, type ReportedFault, type RunReport, type ScenarioArtifacts, type ScenarioReport, type ScenarioStatus,
 } from '../report/types.ts'
-import { ScenarioError } from '../scenario/errors.ts'
+import { ScenarioError, type ScenarioIssue } from '../scenario/errors.ts'
+import { resolvedTranscriptProbe, type ResolvedProbe } from '../scenario/resolve-probes.ts'
+import type { Transcript } from '@compaction-sim/fixtures'
+import { retentionOf } from './retention.ts'
 import { loadScenario } from '../scenario/load.ts'
-import type { Scenario } from '../scenario/types.ts'
+import type { Scenario, SummarizerConfig } from '../scenario/types.ts'
 import { faultSpecOf, resolveScenario, type ResolvedFault, type ResolvedScenario } from '../scenario/resolve.ts'
 import { referenceSubject } from '../subjects/reference.ts'
 import { missingFeatureReason } from '../subjects/features.ts'
@@ -113,6 +116,8 @@ export interface PolicyOverride {
   pruner?: boolean
   /** The routed model's context window (`provider.contextWindow`). */
   contextWindow?: number
+  /** The summary route's summarizer (issue #20: a sweep over `summarizer:` definitions). */
+  summarizer?: SummarizerConfig
 }
 
 /** `raw` with `override` applied (a copy; `raw` is not modified). */
@@ -128,6 +133,13 @@ export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Sc
   if (override.pruner === false) doc.pruner = false
   if (override.pruner === true) doc.pruner = doc.pruner === undefined || doc.pruner === false ? {} : doc.pruner
   if (override.contextWindow !== undefined) doc.provider = { ...doc.provider, contextWindow: override.contextWindow }
+  if (override.summarizer !== undefined) {
+    // The summary route: the one `provider.summary` names, else the first route, else the single-route shorthand.
+    const routes = doc.provider.routes
+    const target = routes?.find((r) => r.model === doc.provider.summary) ?? routes?.[0]
+    if (routes === undefined || target === undefined) doc.provider = { ...doc.provider, summarizer: structuredClone(override.summarizer) }
+    else target.summarizer = structuredClone(override.summarizer)
+  }
   return doc
 }
 
@@ -459,6 +471,7 @@ async function runResolved(
     return skip(`a crash scenario runs the subject in a child process: subject ${subject.name} must be loaded as module:<path>`)
   }
   const transcript = await scenarioTranscript(scenario, seed)
+  const probes = probesOf(scenario, transcript)
   const lackingForTranscript = missingFeatureReason(scenario, subject, transcript)
   if (lackingForTranscript !== null) return skip(lackingForTranscript)
   const artifacts = { log: `${slug}.jsonl`, manifest: `${slug}.manifest.json`, requests: `${slug}.requests.jsonl` }
@@ -607,6 +620,7 @@ async function runResolved(
   const drift = world.provider.spec.routes.size > 0 ? driftOf(requests) : undefined
   if (drift !== undefined && timeline !== undefined) timeline = withProviderLine(timeline, requests)
   const finalLog = EventLog.fromEvents(events, { dialect: logDialect })
+  const retention = retentionOf(events, probes, logDialect)
   const expectations: ExpectationResult[] = evaluateExpectations({
     expect: scenario.expect, events, violations: check.violations, outcomes, counts, finalPressure,
     dialect: logDialect, warnings: sessions.flatMap((s) => s.warnings), wire: world.provider.captured, requests,
@@ -663,7 +677,23 @@ async function runResolved(
     }),
     cache,
     ...(drift === undefined ? {} : { drift }),
+    ...(retention === undefined ? {} : { retention }),
   }
+}
+
+/**
+ * The probes a run scores (issue #20): the scenario's own, then those the transcript plants.
+ * @throws ScenarioError when a scenario probe repeats the id of a planted one.
+ */
+function probesOf(scenario: ResolvedScenario, transcript: Transcript): ResolvedProbe[] {
+  const planted = (transcript.probes ?? []).map(resolvedTranscriptProbe)
+  const ids = new Set(planted.map((p) => p.id))
+  const issues: ScenarioIssue[] = []
+  scenario.probes.forEach((p, i) => {
+    if (ids.has(p.id)) issues.push({ code: 'SEMANTIC', path: `/probes/${i}/id`, reason: `repeats the id ${JSON.stringify(p.id)} of a probe the transcript plants` })
+  })
+  if (issues.length > 0) throw new ScenarioError(scenario.file, issues)
+  return [...scenario.probes, ...planted]
 }
 
 /** Dispatch order over all sessions of the run (a resumed session numbers its requests from 0 again). */

@@ -37,6 +37,7 @@ import { dataPatternAt, matcherAt, resolveMatcherExpect, type ResolvedMatcherExp
 import type { ResolvedStringMatcher } from './string-matcher.ts'
 import type { SummarizerSpec } from '../provider/summarizers.ts'
 import { checkScriptCoverage, resolveSummarizer } from './resolve-summarizer.ts'
+import { resolveProbes, type ResolvedProbe } from './resolve-probes.ts'
 
 /** Prefix of a `transcript.recorded` path that lives in packages/fixtures/transcripts. */
 export const FIXTURES_PREFIX = 'fixtures:'
@@ -268,6 +269,8 @@ export interface ResolvedScenario {
   readonly manual: readonly ResolvedManualAction[]
   /** The `concurrent:` items, in declaration order (empty when none). */
   readonly concurrent: readonly ResolvedConcurrent[]
+  /** The scenario's own retention probes (issue #20); a generated transcript's planted ones join them at run time. */
+  readonly probes: readonly ResolvedProbe[]
   readonly expect: ResolvedExpect
 }
 
@@ -310,6 +313,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
   const manual = (doc.manual ?? []).map((action, i) => resolveManual(action, i, turnCount, turnSteps, pruner !== null, issues))
   checkPruneFault(faults, manual, issues)
   const concurrent = (doc.concurrent ?? []).map((item, i) => resolveConcurrent(item, i, turnCount, turnSteps, issues))
+  const probes = resolveProbes(doc.probes, issues)
   const expect = resolveExpect(doc, dialect, provider, turnCount, issues)
   if (issues.length > 0 || policy === null || transcript === null) {
     throw new ScenarioError(source.file, issues.length > 0 ? issues : [{ code: 'SEMANTIC', path: '', reason: 'cannot be resolved' }])
@@ -332,6 +336,7 @@ export function resolveScenario(raw: Scenario, source: ScenarioSource): Resolved
     faults,
     manual,
     concurrent,
+    probes,
     expect,
   })
 }

@@ -46,7 +46,7 @@ export interface ProviderConfig {
 export type ReportedContextWindowConfig = number | 'none'
 
 /** `#/definitions/Summarizer/then`: a one-word summarizer (issue #15). */
-export type SummarizerPresetName = 'builtin' | 'reasoning-only' | 'tool-call'
+export type SummarizerPresetName = 'builtin' | 'reasoning-only' | 'tool-call' | 'forgets-paths'
 
 /** The object form of `#/definitions/Summarizer`: exactly one of `fixed`, `ratio`, `script`. */
 export interface SummarizerObject {
@@ -517,7 +517,20 @@ export interface Scenario {
   sessions?: SessionConfig[]
   /** Clean stop points; the next lifecycle restores the log in the same process (§11.4). Default: none. */
   restart?: RestartPoint[]
+  /** Retention probes (issue #20), scored after every committed compaction. */
+  probes?: ProbeConfig[]
   expect?: ExpectConfig
+}
+
+/** A retention probe as the scenario writes it (`probes:` items, issue #20). */
+export interface ProbeConfig {
+  /** Default `<kind>-<n>`. */
+  id?: string
+  kind: 'recall' | 'artifact' | 'continuation' | 'decision'
+  /** One string or several that must all match; `/source/flags` is a regular expression. */
+  expect: string | string[]
+  /** Default `exact`. */
+  match?: 'exact' | 'normalized'
 }
 
 /** One session of a several-session scenario (`sessions:`); omitted keys come from the scenario. */

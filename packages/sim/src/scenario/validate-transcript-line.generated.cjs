@@ -1874,7 +1874,7 @@ return errors === 0;
 }
 
 exports.header = validate81;
-const schema115 = {"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}};
+const schema116 = {"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}};
 const schema39 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -1883,7 +1883,7 @@ let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((key0 === "systemPrompt") || (key0 === "tools")) || (key0 === "facts"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema115,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1896,7 +1896,7 @@ errors++;
 if(data.systemPrompt !== undefined){
 let data0 = data.systemPrompt;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.systemPrompt.type,parentSchema:schema115.properties.systemPrompt,data:data0};
+const err1 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.systemPrompt.type,parentSchema:schema116.properties.systemPrompt,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1910,7 +1910,7 @@ if(data.tools !== undefined){
 let data1 = data.tools;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err2 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema115.properties.tools,data:data1};
+const err2 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema116.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2020,7 +2020,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.tools.type,parentSchema:schema115.properties.tools,data:data1};
+const err11 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.tools.type,parentSchema:schema116.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2034,7 +2034,7 @@ if(data.facts !== undefined){
 let data6 = data.facts;
 if(Array.isArray(data6)){
 if(data6.length > 1000){
-const err12 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema115.properties.facts,data:data6};
+const err12 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema116.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2047,7 +2047,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err13 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.facts.items.type,parentSchema:schema115.properties.facts.items,data:data7};
+const err13 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema116.properties.facts.items.type,parentSchema:schema116.properties.facts.items,data:data7};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2059,7 +2059,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema115.properties.facts.type,parentSchema:schema115.properties.facts,data:data6};
+const err14 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema116.properties.facts.type,parentSchema:schema116.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2071,7 +2071,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data};
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.type,parentSchema:schema116,data};
 if(vErrors === null){
 vErrors = [err15];
 }

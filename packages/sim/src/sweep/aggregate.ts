@@ -18,8 +18,11 @@ export function sweepIdOf(grid: SweepGrid, scenarios: readonly string[]): string
   return `sweep-${createHash('sha256').update(JSON.stringify({ grid, scenarios })).digest('hex').slice(0, 10)}`
 }
 
-/** Sums `runs` into a cell's metrics (runs in job order). */
-export function cellMetricsOf(runs: readonly SweepRunMetrics[]): SweepCellMetrics {
+/**
+ * Sums `runs` into a cell's metrics (runs in job order). `probeRetention` is there when some run reports probes;
+ * `cacheReuse` under the `retention` objective.
+ */
+export function cellMetricsOf(runs: readonly SweepRunMetrics[], objective?: SweepGrid['objective']): SweepCellMetrics {
   const sum = (pick: (r: SweepRunMetrics) => number): number => runs.reduce((n, r) => n + pick(r), 0)
   const factsTotal = sum((r) => r.factsTotal)
   const promptTokens = sum((r) => r.promptTokens)
@@ -42,7 +45,21 @@ export function cellMetricsOf(runs: readonly SweepRunMetrics[]): SweepCellMetric
     cost: costs.some((c) => c === null) ? null : round(costs.reduce<number>((n, c) => n + (c ?? 0), 0), 8),
     violations: sum((r) => r.violations),
     retention: factsTotal === 0 ? null : round(sum((r) => r.factsKept) / factsTotal),
+    ...probeRetentionOf(runs),
+    ...(objective === 'retention' ? { cacheReuse: promptTokens === 0 ? null : round(cachedTokens / promptTokens) } : {}),
   }
+}
+
+function probeRetentionOf(runs: readonly SweepRunMetrics[]): Pick<SweepCellMetrics, 'probeRetention'> {
+  if (!runs.some((r) => r.probesPlanted !== undefined)) return {}
+  const planted = runs.reduce((n, r) => n + (r.probesPlanted ?? 0), 0)
+  const visible = runs.reduce((n, r) => n + (r.probesVisible ?? 0), 0)
+  return { probeRetention: planted === 0 ? null : round(visible / planted) }
+}
+
+/** The retention a cell is ranked by: its probe retention when it has one, else its fact retention, else 0. */
+export function retentionScore(m: SweepCellMetrics): number {
+  return m.probeRetention ?? m.retention ?? 0
 }
 
 /** Input of `finishSweep`: cells without the Pareto marks (any order; they are sorted by `index`). */
@@ -71,9 +88,11 @@ export function finishSweep(parts: SweepParts): SweepReport {
   for (const contextWindow of parts.grid.contextWindow) {
     const pool = ran.filter((c) => c.policy.contextWindow === contextWindow && c.metrics?.violations === 0
       && (c.runs ?? []).every((r) => r.status !== 'error' && r.status !== 'skipped'))
-    const front = paretoFront(pool, costBasis)
+    const front = paretoFront(pool, costBasis, parts.grid.objective)
     for (const c of front) c.pareto = true
-    recommendations.push(recommend(contextWindow, front, pool, costBasis, parts.grid.compactionsPerTurnMax))
+    recommendations.push(parts.grid.objective === 'retention'
+      ? recommendRetention(contextWindow, front, pool, costBasis, parts.grid.compactionsPerTurnMax)
+      : recommend(contextWindow, front, pool, costBasis, parts.grid.compactionsPerTurnMax))
   }
   const report: SweepReport = {
     schemaVersion: SWEEP_REPORT_SCHEMA_VERSION,
@@ -98,11 +117,15 @@ export function finishSweep(parts: SweepParts): SweepReport {
   return report
 }
 
-/** Cells not dominated in (cost, compactions, overflow incidents): no other is ≤ in all three and < in one. */
-export function paretoFront(cells: readonly SweepCell[], basis: SweepReport['costBasis']): SweepCell[] {
-  const key = (c: SweepCell): [number, number, number] => {
+/**
+ * Cells not dominated in (cost, compactions, overflow incidents): no other is ≤ in all and < in one. Under the
+ * `retention` objective (issue #20) two more axes count, maximised: retention (`retentionScore`) and cache reuse.
+ */
+export function paretoFront(cells: readonly SweepCell[], basis: SweepReport['costBasis'], objective?: SweepGrid['objective']): SweepCell[] {
+  const key = (c: SweepCell): number[] => {
     const m = c.metrics as SweepCellMetrics
-    return [costOf(m, basis), m.compactions, m.overflowIncidents]
+    const base = [costOf(m, basis), m.compactions, m.overflowIncidents]
+    return objective === 'retention' ? [...base, -retentionScore(m), -(m.cacheReuse ?? 0)] : base
   }
   return cells.filter((c) => {
     const a = key(c)
@@ -111,6 +134,34 @@ export function paretoFront(cells: readonly SweepCell[], basis: SweepReport['cos
       return b.every((v, i) => v <= (a[i] ?? 0)) && b.some((v, i) => v < (a[i] ?? 0))
     })
   })
+}
+
+/**
+ * The recommendation of one window under the `retention` objective (issue #20): among the Pareto cells with no
+ * overflow incident, no failed bracket and at most `perTurnMax` compactions per turn, the one that keeps the most
+ * (`retentionScore`), ties to the cheaper one; the reasoning lists what every Pareto point keeps and what it costs.
+ */
+function recommendRetention(
+  contextWindow: number, front: readonly SweepCell[], pool: readonly SweepCell[], basis: SweepReport['costBasis'], perTurnMax: number,
+): SweepRecommendation {
+  const m = (c: SweepCell): SweepCellMetrics => c.metrics as SweepCellMetrics
+  const fmt = (c: SweepCell): string => (basis === 'cost' ? `cost ${(m(c).cost ?? 0).toFixed(4)}` : `${m(c).uncachedTokens} uncached prompt tokens`)
+  const pct = (c: SweepCell): string => `${Math.round(retentionScore(m(c)) * 1000) / 10}%`
+  if (front.length === 0) {
+    return { contextWindow, cell: null, policy: null, reasoning: `no cell of window ${contextWindow} ran every run without an error or an invariant violation` }
+  }
+  const order = (a: SweepCell, b: SweepCell): number => retentionScore(m(b)) - retentionScore(m(a))
+    || costOf(m(a), basis) - costOf(m(b), basis) || m(a).compactions - m(b).compactions || a.index - b.index
+  const qualified = front.filter((c) => m(c).overflowIncidents === 0 && m(c).failedBrackets === 0 && m(c).compactions <= perTurnMax * m(c).turns)
+  const best = [...(qualified.length > 0 ? qualified : front)].sort(order)[0] as SweepCell
+  const others = [...front].filter((c) => c !== best).sort(order).map((c) => `${c.id} keeps ${pct(c)} at ${fmt(c)}`)
+  return {
+    contextWindow, cell: best.id, policy: best.policy,
+    reasoning: `${best.id}: keeps the most retention probes (${pct(best)}) at ${fmt(best)}, ${plural(m(best).compactions, 'compaction')} `
+      + `in ${plural(m(best).turns, 'turn')}, cache reuse ${m(best).cacheReuse === null || m(best).cacheReuse === undefined ? 'n/a' : `${Math.round((m(best).cacheReuse ?? 0) * 1000) / 10}%`}`
+      + `${qualified.length > 0 ? '' : ' (no Pareto point is free of overflow incidents, failed brackets and over-frequent compaction)'}`
+      + `${others.length === 0 ? '; the only Pareto point' : `; other Pareto points: ${others.join('; ')}`}; ${plural(pool.length, 'clean cell')} considered`,
+  }
 }
 
 /**

@@ -11,6 +11,9 @@ import {
 } from '@compaction-sim/core'
 import { UsageError } from '../cli/exit-codes.ts'
 import type { SweepGrid, SweepPolicy } from './types.ts'
+import type { ScenarioIssue } from '../scenario/errors.ts'
+import { resolveSummarizer } from '../scenario/resolve-summarizer.ts'
+import type { SummarizerConfig } from '../scenario/types.ts'
 
 /** Default of `compactionsPerTurnMax`: a recommended policy compacts at most once every two turns. */
 export const COMPACTIONS_PER_TURN_MAX_DEFAULT = 0.5
@@ -22,7 +25,12 @@ export const GRID_CELLS_MAX = 10_000
 const RANGE_VALUES_MAX = 1000
 
 /** The keys a grid file may hold. */
-const GRID_KEYS = ['thresholdRatio', 'retainRatio', 'pruner', 'contextWindow', 'seeds', 'compactionsPerTurnMax'] as const
+const GRID_KEYS = [
+  'thresholdRatio', 'retainRatio', 'pruner', 'contextWindow', 'seeds', 'compactionsPerTurnMax', 'summarizer', 'objective',
+] as const
+
+/** The values of `objective` (issue #20). */
+export const SWEEP_OBJECTIVES = ['cost', 'retention'] as const
 
 /** A grid cell before it runs: its position, id, policy and — when invalid — the §3.2 reason. */
 export interface GridCell {
@@ -85,6 +93,8 @@ export interface GridFlags {
   pruner?: string
   window?: string
   seeds?: string
+  /** `cost` (default) or `retention` (issue #20). */
+  objective?: string
 }
 
 /** The grid of inline flags; throws `UsageError` naming the flag. */
@@ -112,7 +122,36 @@ export function gridFromFlags(flags: GridFlags): SweepGrid {
     contextWindow: axis(numbers('window', flags.window, [8000])),
     seeds: axis(numbers('seeds', flags.seeds, [])),
     compactionsPerTurnMax: COMPACTIONS_PER_TURN_MAX_DEFAULT,
+    ...objectiveOf(flags.objective, '--objective'),
   }, (key) => GRID_KEY_FLAGS[key] ?? '--threshold/--retain/--pruner/--window')
+}
+
+/** `{ objective: 'retention' }`, nothing for `cost` or absent; throws `UsageError` naming `where` for another value. */
+function objectiveOf(value: unknown, where: string): Pick<SweepGrid, 'objective'> {
+  if (value === undefined || value === 'cost') return {}
+  if (value === 'retention') return { objective: 'retention' }
+  throw new UsageError(`${where}: expected one of ${SWEEP_OBJECTIVES.join(', ')}, got ${JSON.stringify(value)}`)
+}
+
+/**
+ * The `summarizer` axis of a grid file (issue #20): a list of summarizer definitions as a scenario writes them
+ * (a preset word or an object), each checked by the scenario resolver's own rules.
+ */
+function summarizerAxis(node: Node | null, at: (offset: number) => string): SummarizerConfig[] {
+  const items: Node[] = isSeq(node) ? node.items as Node[] : node === null ? [] : [node]
+  if (items.length === 0) throw new UsageError(`${at(node?.range?.[0] ?? 0)}: summarizer: expected at least one summarizer`)
+  return items.map((item) => {
+    const value = item.toJSON() as SummarizerConfig
+    const issues: ScenarioIssue[] = []
+    const shaped = typeof value === 'string' || (typeof value === 'object' && value !== null && !Array.isArray(value))
+    if (shaped) resolveSummarizer(value, '', issues)
+    const first = issues[0]
+    if (!shaped || first !== undefined) {
+      const reason = first === undefined ? 'expected a preset name or an object with one of fixed, ratio, script' : `${first.path === '' ? '' : `${first.path.slice(1)} `}${first.reason}`
+      throw new UsageError(`${at(item.range?.[0] ?? 0)}: summarizer: ${reason}`)
+    }
+    return value
+  })
 }
 
 /** The inline flag of each grid key (`sim sweep --threshold` sets `thresholdRatio`), for error messages. */
@@ -160,7 +199,9 @@ export function parseGrid(text: string, file: string): SweepGrid {
     const valueNode = pair.value as Node | null
     const valueAt = at(valueNode?.range?.[0] ?? keyNode?.range?.[1] ?? 0)
     where.set(key, valueAt)
-    raw[key as (typeof GRID_KEYS)[number]] = gridValue(key, valueNode, at)
+    if (key === 'summarizer') raw.summarizer = summarizerAxis(valueNode, at)
+    else if (key === 'objective') raw.objective = objectiveOf(isScalar(valueNode) ? valueNode.value : valueNode?.toJSON(), `${valueAt}: objective`).objective ?? 'cost'
+    else raw[key as (typeof GRID_KEYS)[number]] = gridValue(key, valueNode, at)
   }
   const get = <T>(key: (typeof GRID_KEYS)[number], fallback: T): T => (raw[key] === undefined ? fallback : raw[key] as T)
   const perTurn = get<number[]>('compactionsPerTurnMax', [COMPACTIONS_PER_TURN_MAX_DEFAULT])
@@ -172,6 +213,8 @@ export function parseGrid(text: string, file: string): SweepGrid {
     contextWindow: axis(get('contextWindow', [8000])),
     seeds: axis(get('seeds', [])),
     compactionsPerTurnMax: perTurn[0] ?? COMPACTIONS_PER_TURN_MAX_DEFAULT,
+    ...(raw.summarizer === undefined ? {} : { summarizer: raw.summarizer as SummarizerConfig[] }),
+    ...(raw.objective === 'retention' ? { objective: 'retention' as const } : {}),
   }, (key) => (key === 'cells' ? file : `${where.get(key) ?? file}: ${key}`))
 }
 
@@ -210,24 +253,39 @@ function checkedGrid(grid: SweepGrid, where: (key: string) => string): SweepGrid
   if (!(grid.compactionsPerTurnMax >= 0)) bad('compactionsPerTurnMax', `expected a number ≥ 0, got ${grid.compactionsPerTurnMax}`)
   if (grid.pruner.length === 0) bad('pruner', 'expected on, off or both')
   const cells = grid.thresholdRatio.length * grid.retainRatio.length * grid.pruner.length * grid.contextWindow.length
+    * (grid.summarizer?.length ?? 1)
   if (cells > GRID_CELLS_MAX) bad('cells', `the grid has ${cells} cells, more than ${GRID_CELLS_MAX}`)
   return grid
 }
 
-/** The id of a cell: `w<window>-t<threshold>-r<retain>-p<1|0>`. */
-export function cellIdOf(policy: SweepPolicy): string {
-  return `w${policy.contextWindow}-t${policy.thresholdRatio}-r${policy.retainRatio}-p${policy.pruner ? 1 : 0}`
+/**
+ * The id of a cell: `w<window>-t<threshold>-r<retain>-p<1|0>`, then `-s<k>` (k = the summarizer's 1-based place
+ * in the grid's `summarizer` list) when the grid has that axis.
+ */
+export function cellIdOf(policy: SweepPolicy, summarizerIndex?: number): string {
+  const base = `w${policy.contextWindow}-t${policy.thresholdRatio}-r${policy.retainRatio}-p${policy.pruner ? 1 : 0}`
+  return summarizerIndex === undefined ? base : `${base}-s${summarizerIndex + 1}`
 }
 
-/** Every cell of `grid` in the fixed order (window, pruner on/off, threshold, retain), each checked by §3.2/§3.3. */
+/**
+ * Every cell of `grid` in the fixed order (window, pruner on/off, threshold, retain, then the summarizers in list
+ * order), each checked by §3.2/§3.3.
+ */
 export function gridCells(grid: SweepGrid): GridCell[] {
   const cells: GridCell[] = []
   for (const contextWindow of grid.contextWindow) {
     for (const pruner of grid.pruner) {
       for (const thresholdRatio of grid.thresholdRatio) {
         for (const retainRatio of grid.retainRatio) {
-          const policy = { thresholdRatio, retainRatio, pruner, contextWindow }
-          cells.push({ index: cells.length, id: cellIdOf(policy), policy, invalidReason: invalidReasonOf(policy) })
+          const base = { thresholdRatio, retainRatio, pruner, contextWindow }
+          if (grid.summarizer === undefined) {
+            cells.push({ index: cells.length, id: cellIdOf(base), policy: base, invalidReason: invalidReasonOf(base) })
+            continue
+          }
+          grid.summarizer.forEach((summarizer, k) => {
+            const policy = { ...base, summarizer: structuredClone(summarizer) }
+            cells.push({ index: cells.length, id: cellIdOf(policy, k), policy, invalidReason: invalidReasonOf(policy) })
+          })
         }
       }
     }

@@ -42,6 +42,7 @@ export async function runSweepJob(job: SweepJob): Promise<SweepJobResult> {
   const override = {
     thresholdRatio: job.policy.thresholdRatio, retainRatio: job.policy.retainRatio,
     pruner: job.policy.pruner, contextWindow: job.policy.contextWindow,
+    ...(job.policy.summarizer === undefined ? {} : { summarizer: job.policy.summarizer }),
   }
   const report = await runScenario(job.file, {
     outDir: job.outDir, cwd: job.cwd, policyOverride: override, ...(job.seed === null ? {} : { seed: job.seed }),
@@ -70,7 +71,8 @@ async function readCapture(path: string): Promise<CapturedRequest[]> {
  * request dispatched above the window (the mock does not enforce the window, a real provider would reject it)
  * or one that failed with a context-overflow code; cached tokens come from the `cache` section when the
  * report has one, else from the shared message prefix with the longest earlier request of the same model;
- * retention is the fraction of current facts whose literal text appears in the last conversation request.
+ * retention is the fraction of current facts whose literal text appears in the last conversation request;
+ * probe sums come from the report's `retention` section (issue #20).
  */
 export function runMetricsOf(report: ScenarioReport, requests: readonly CapturedRequest[], facts: readonly string[]): SweepRunMetrics {
   const base = { file: report.file, seed: report.seed, status: report.status }
@@ -103,7 +105,23 @@ export function runMetricsOf(report: ScenarioReport, requests: readonly Captured
     violationIds: [...new Set(report.violations.map((v) => v.id))].sort(),
     factsTotal: facts.length,
     factsKept: facts.filter((f) => lastText.includes(JSON.stringify(f).slice(1, -1))).length,
+    ...probeSums(report),
   }
+}
+
+/** The run's retention probes summed over cycles and kinds (`probesPlanted`, `probesVisible`); none without a section. */
+function probeSums(report: ScenarioReport): Pick<SweepRunMetrics, 'probesPlanted' | 'probesVisible'> {
+  const r = report.retention
+  if (r === undefined) return {}
+  let planted = 0
+  let visible = 0
+  for (const p of r.points) {
+    for (const c of [p.recall, p.artifact, p.continuation, p.decision]) {
+      planted += c.planted
+      visible += c.visible
+    }
+  }
+  return { probesPlanted: planted, probesVisible: visible }
 }
 
 /**

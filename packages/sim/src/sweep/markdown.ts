@@ -31,6 +31,10 @@ export function renderSweepMarkdown(report: SweepReport): string {
       + `${plural(report.summary.runs, 'run')}, ${plural(report.summary.violations, 'invariant violation')}, ${plural(report.summary.pareto, 'Pareto point')}.`,
     `Cost basis: ${report.costBasis === 'cost' ? 'the cache-cost model (USD)' : 'uncached prompt tokens (no cache-cost section)'}.`,
   ]
+  if (report.grid.objective === 'retention') {
+    out.push('', 'Objective: **retention** — the Pareto front also maximises probe retention (the area under the retention curves) '
+      + 'and cache reuse; each window recommends the clean Pareto cell that keeps the most.')
+  }
   if (!report.complete) out.push('', '**Incomplete:** the sweep was interrupted; only finished cells are listed.')
   if (report.shard !== undefined) out.push('', `Shard ${report.shard.index}/${report.shard.count} (merge with \`sim report merge\`).`)
   out.push('', '## Recommendations', '')
@@ -42,12 +46,15 @@ export function renderSweepMarkdown(report: SweepReport): string {
       out.push('No cell of this window ran.')
       continue
     }
+    const probes = cells.some((c) => c.metrics?.probeRetention !== undefined)
+    const summarizers = report.grid.summarizer !== undefined
     out.push(
-      '| | cell | threshold | retain | pruner | compactions | prunes | failed | overflow | pressure max | pressure mean '
-        + '| summary tokens | prompt tokens | cached | cost | violations | retention |',
-      '|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      `| | cell | threshold | retain | pruner${summarizers ? ' | summarizer' : ''} | compactions | prunes | failed | overflow `
+        + '| pressure max | pressure mean | summary tokens | prompt tokens | cached | cost | violations | retention |'
+        + `${probes ? ' probe retention |' : ''}`,
+      `|---|---|---:|---:|---|${summarizers ? '---|' : ''}---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|${probes ? '---:|' : ''}`,
     )
-    for (const c of cells) out.push(row(c))
+    for (const c of cells) out.push(row(c, summarizers, probes))
   }
   const skipped = report.cells.filter((c) => c.status === 'skipped')
   if (skipped.length > 0) {
@@ -57,12 +64,14 @@ export function renderSweepMarkdown(report: SweepReport): string {
   return `${out.join('\n')}\n`
 }
 
-function row(c: SweepCell): string {
+function row(c: SweepCell, summarizers = false, probes = false): string {
   const m = c.metrics
-  if (m === undefined) return `| | ${c.id} | | | | | | | | | | | | | | | |`
+  if (m === undefined) return `| | ${c.id} | | | | | | | | | | | | | | | |${summarizers ? ' |' : ''}${probes ? ' |' : ''}`
   const p = c.policy
-  return `| ${c.pareto === true ? '★' : ''} | ${c.id} | ${p.thresholdRatio} | ${p.retainRatio} | ${p.pruner ? 'on' : 'off'} `
+  const summarizer = summarizers ? ` | ${cellText(typeof p.summarizer === 'string' ? p.summarizer : JSON.stringify(p.summarizer ?? 'own'))}` : ''
+  return `| ${c.pareto === true ? '★' : ''} | ${c.id} | ${p.thresholdRatio} | ${p.retainRatio} | ${p.pruner ? 'on' : 'off'}${summarizer} `
     + `| ${m.compactions} | ${m.prunes} | ${m.failedBrackets} | ${m.overflowIncidents} `
     + `| ${percent(m.pressureMax)} | ${percent(m.pressureMean)} `
     + `| ${m.summaryPromptTokens} | ${m.promptTokens} | ${m.cachedTokens} | ${cost(m.cost)} | ${m.violations} | ${percent(m.retention)} |`
+    + `${probes ? ` ${percent(m.probeRetention ?? null)} |` : ''}`
 }

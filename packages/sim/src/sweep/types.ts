@@ -5,6 +5,8 @@
  * A pure function of its inputs: no wall-clock value, cells in grid order whatever the worker count or shard.
  */
 
+import type { SummarizerConfig } from '../scenario/types.ts'
+
 /** Version of the sweep document; bumped on any incompatible change. */
 export const SWEEP_REPORT_SCHEMA_VERSION = 1
 
@@ -22,6 +24,16 @@ export interface SweepGrid {
   seeds: number[]
   /** A recommended policy compacts at most this many times per turn (summed over the runs). */
   compactionsPerTurnMax: number
+  /**
+   * Summary-route summarizers to compare (issue #20), each replacing the scenarios' own; absent = the scenarios'
+   * own summarizer, one per cell.
+   */
+  summarizer?: SummarizerConfig[]
+  /**
+   * `retention` (issue #20): the Pareto front also maximises probe retention and cache reuse, and the
+   * recommendation prefers the cell that keeps most; absent = cost, compactions and overflow incidents only.
+   */
+  objective?: 'retention'
 }
 
 /** The policy of one cell. */
@@ -30,6 +42,8 @@ export interface SweepPolicy {
   retainRatio: number
   pruner: boolean
   contextWindow: number
+  /** The summarizer of the cell (present when the grid has a `summarizer` axis). */
+  summarizer?: SummarizerConfig
 }
 
 /** Metrics of one run (one scenario under one seed) of a cell. See README "Tune thresholds" for the definitions. */
@@ -64,6 +78,12 @@ export interface SweepRunMetrics {
   /** Current facts of the transcript and how many survive in the last conversation request. */
   factsTotal: number
   factsKept: number
+  /**
+   * Retention probes (issue #20), summed over every compaction cycle and kind of the run's `retention` section:
+   * planted before the cycle, and visible after it. Present when the report has that section.
+   */
+  probesPlanted?: number
+  probesVisible?: number
 }
 
 /** Sums over a cell's runs. */
@@ -89,6 +109,13 @@ export interface SweepCellMetrics {
   violations: number
   /** `Σ factsKept / Σ factsTotal`; null when no scenario carries facts. */
   retention: number | null
+  /**
+   * `Σ probesVisible / Σ probesPlanted` over the runs (the area under their retention curves, issue #20); null
+   * when no cycle had a planted probe. Present when some run reports probes.
+   */
+  probeRetention?: number | null
+  /** `cachedTokens / promptTokens` (null without prompt tokens); present under the `retention` objective. */
+  cacheReuse?: number | null
 }
 
 /** One grid cell. */

@@ -20,6 +20,7 @@ import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { INVARIANT_IDS } from '../../src/checker/types.ts'
 import { failedFirst, renderHtml } from '../../src/report/html.ts'
+import { runScenario } from '../../src/run/run-scenario.ts'
 import type { RunReport, ScenarioArtifacts, ScenarioReport } from '../../src/report/types.ts'
 import { REPO_ROOT, runSim, tempDir, type SimRun } from '../cli/run-sim.ts'
 import { launchChromium, openOffline } from '../support/offline-page.ts'
@@ -319,4 +320,52 @@ describe('sim run --reporter html in headless Chromium', () => {
       await context.close()
     }
   }, PAGE_TIMEOUT_MS)
+
+  it('issue #20: a scenario with probes draws its retention curve, a solid and a dashed line per kind, one circle per cycle', async () => {
+    // A short generated session with planted probes and a small window: several compaction cycles in seconds.
+    const file = join(tmp.dir, 'retention.yaml')
+    await writeFile(file, [
+      'name: retention-html', 'seed: 7', 'provider: { wire: openai, model: m, contextWindow: 6000 }',
+      'transcript:', '  generate:', '    generator: coding-session', '    turns: 40',
+      '    params: { stepsPerTurn: [2, 3], toolCallsPerStep: 1, hugeOutputChance: 0, probes: 12 }', '',
+    ].join('\n'))
+    const scenario = await runScenario(file, { outDir: join(tmp.dir, 'retention') })
+    const retention = scenario.retention
+    expect(scenario.status, scenario.error).toBe('passed')
+    expect(retention?.cycles).toBeGreaterThanOrEqual(3)
+    if (retention === undefined) return
+    const page = join(out, 'retention.html')
+    await writeFile(page, renderHtml({ ...report, scenarios: [scenario] }))
+    const opened = await openOffline(page, { browser: theBrowser(), viewport: VIEWPORT })
+    try {
+      const drawn = await opened.page.evaluate(`(() => {
+        const chart = document.querySelector('section.scenario svg.series-chart')
+        const kinds = ['recall', 'artifact', 'continuation', 'decision']
+        const length = (selector) => [...chart.querySelectorAll(selector)].reduce((sum, p) => sum + p.getTotalLength(), 0)
+        return {
+          solid: kinds.map((k) => length('path.series-' + k + ':not(.series-dashed)')),
+          dashed: kinds.map((k) => chart.querySelectorAll('path.series-' + k + '.series-dashed').length),
+          circles: kinds.map((k) => chart.querySelectorAll('circle.series-' + k).length),
+          strokes: kinds.map((k) => getComputedStyle(chart.querySelector('path.series-' + k)).stroke),
+          box: [chart.getBoundingClientRect().width, chart.getBoundingClientRect().height],
+          caption: chart.closest('figure').querySelector('figcaption').textContent,
+        }
+      })()`) as { solid: number[]; dashed: number[]; circles: number[]; strokes: string[]; box: [number, number]; caption: string }
+      expect(opened.problems).toEqual([])
+      expect(opened.requests).toEqual([])
+      retention.kinds.forEach((kind, i) => {
+        expect(kind.probes).toBe(3)
+        expect(drawn.solid[i], kind.kind).toBeGreaterThan(0)
+        expect(drawn.dashed[i], kind.kind).toBe(1)
+        const values = [...kind.curve, ...kind.keptCurve].filter((v) => v !== null).length
+        expect(drawn.circles[i], kind.kind).toBe(values)
+      })
+      expect(new Set(drawn.strokes).size).toBe(4)
+      expect(drawn.box[0]).toBeGreaterThan(100)
+      expect(drawn.box[1]).toBeGreaterThan(50)
+      expect(drawn.caption).toContain(`retention over ${retention.cycles} cycles`)
+    } finally {
+      await opened.context.close()
+    }
+  }, RUN_TIMEOUT_MS)
 })

@@ -20,6 +20,9 @@ import type { ReportedPath, ScenarioTimeline, TimelineMarker, TimelineMarkerKind
 import type { DifferentialAspect, DifferentialDifference, DifferentialReport, DifferentialScenario } from '../../src/report/types.ts'
 import type { RunShard } from '../../src/report/types.ts'
 import type {
+  RetentionCount, RetentionCycle, RetentionKind, RetentionKindCurve, RetentionLoss, ScenarioRetention,
+} from '../../src/report/types.ts'
+import type {
   CacheCauseKind, CacheContractName, CacheDeviation, CachePriceRef, CacheReportedUsage, CacheRequestRow, CacheTotals, RunCache,
   ScenarioCache,
 } from '../../src/report/types.ts'
@@ -79,6 +82,16 @@ const fullSession: Required<SessionReport> = {
   faults: [{ id: 'orphan', kind: 'FAULT-60', fired: 1 }], warnings: ['manual compactNow after turn 2 failed: busy'],
 }
 const plainSession: SessionReport = { name: 'b', status: 'passed', artifacts: passed.artifacts!, violations: [], expectations: [], faults: [] }
+const retentionCount: RetentionCount = { planted: 2, visible: 1, share: 0.5, compacted: 1, kept: 0, keptShare: 0 }
+const retentionCycle: RetentionCycle = {
+  cycle: 1, seq: 40, turn: 3, recall: retentionCount, artifact: { planted: 0, visible: 0, share: null, compacted: 0, kept: 0, keptShare: null }, continuation: retentionCount,
+  decision: retentionCount,
+}
+const retentionCurve: RetentionKindCurve = { kind: 'artifact', probes: 2, planted: 2, curve: [0.5, null], keptCurve: [0, null], final: null, lost: 1 }
+const retentionLoss: RetentionLoss = { id: 'artifact-002', kind: 'artifact', cycle: 2, plantedSeq: 17 }
+const retention: ScenarioRetention = {
+  probes: 3, cycles: 1, kinds: [retentionCurve], points: [retentionCycle], lost: [retentionLoss], unplanted: ['decision-1'],
+}
 const fullScenario: Required<ScenarioReport> = {
   ...passed, artifacts: passed.artifacts!, counts: passed.counts!, outcomes: passed.outcomes!, finalPressure: passed.finalPressure!,
   policySource: 'manifest', invariants: ['INV-01', 'INV-47'], skipReason: 'not skipped, but every key is exercised', error: 'and none',
@@ -87,7 +100,7 @@ const fullScenario: Required<ScenarioReport> = {
     { name: 'durable', passed: false, expected: 'a', actual: 'b' },
     { name: 'counts.brackets', passed: true, expected: '≥ 1', actual: 'not evaluated (seed-specific)', notEvaluated: 'seed-specific' },
   ],
-  timings, timeline, paths: [{ path: 'pressure/compact', reached: 2 }], cache: scenarioCache, drift, sessions: [fullSession, plainSession],
+  timings, timeline, paths: [{ path: 'pressure/compact', reached: 2 }], cache: scenarioCache, drift, sessions: [fullSession, plainSession], retention,
 }
 const difference: Required<DifferentialDifference> = {
   aspect: 'pressure', base: '452', other: '448', verdict: 'explained', rule: 'D-03', note: 'gap 4 tokens; D-03 predicts 4',
@@ -143,6 +156,12 @@ const examples: Record<string, readonly unknown[]> = {
   CachePriceRef: [cachePrice] satisfies CachePriceRef[],
   RunCache: [runCache] satisfies RunCache[],
   ScenarioDrift: [drift, { requests: 1, meanPct: 0, maxPct: 0, maxRequest: 0, minPct: 0 }] satisfies ScenarioDrift[],
+  RetentionKind: ['recall', 'decision'] satisfies RetentionKind[],
+  RetentionCount: [retentionCount] satisfies RetentionCount[],
+  RetentionCycle: [retentionCycle] satisfies RetentionCycle[],
+  RetentionKindCurve: [retentionCurve] satisfies RetentionKindCurve[],
+  RetentionLoss: [retentionLoss] satisfies RetentionLoss[],
+  ScenarioRetention: [retention, { probes: 0, cycles: 0, kinds: [], points: [], lost: [], unplanted: [] }] satisfies ScenarioRetention[],
 }
 
 /** Object definitions → the keys of their TypeScript type, with whether each is required. */
@@ -158,7 +177,7 @@ const typeKeys: Record<string, Record<string, boolean>> = {
     file: true, name: true, subject: true, seed: true, dialect: true, status: true, skipReason: false, error: false, errorKind: false,
     artifacts: false, counts: false, outcomes: false, finalPressure: false, policySource: false, invariants: false, violations: true,
     expectations: true, faults: true, warnings: false, replay: true, timings: false, timeline: false, paths: false,
-    cache: false, drift: false, sessions: false,
+    cache: false, drift: false, sessions: false, retention: false,
   }),
   Session: keysOf<SessionReport>({
     name: true, status: true, artifacts: true, counts: false, outcomes: false, finalPressure: false, violations: true, expectations: true,
@@ -179,6 +198,13 @@ const typeKeys: Record<string, Record<string, boolean>> = {
     request: true, purpose: true, seq: true, tokens: true, ratio: true, thresholdTokens: true, providerTokens: false,
   }),
   ScenarioDrift: keysOf<ScenarioDrift>({ requests: true, meanPct: true, maxPct: true, maxRequest: true, minPct: true }),
+  RetentionCount: keysOf<RetentionCount>({ planted: true, visible: true, share: true, compacted: true, kept: true, keptShare: true }),
+  RetentionCycle: keysOf<RetentionCycle>({
+    cycle: true, seq: true, turn: true, recall: true, artifact: true, continuation: true, decision: true,
+  }),
+  RetentionKindCurve: keysOf<RetentionKindCurve>({ kind: true, probes: true, planted: true, curve: true, keptCurve: true, final: true, lost: true }),
+  RetentionLoss: keysOf<RetentionLoss>({ id: true, kind: true, cycle: true, plantedSeq: true }),
+  ScenarioRetention: keysOf<ScenarioRetention>({ probes: true, cycles: true, kinds: true, points: true, lost: true, unplanted: true }),
   TimelineMarker: keysOf<TimelineMarker>({ kind: true, seq: true, compactionId: false, failed: false }),
   Path: keysOf<ReportedPath>({ path: true, reached: true }),
   Differential: keysOf<DifferentialReport>({ base: true, subjects: true, summary: true, scenarios: true }),

@@ -63,7 +63,7 @@ describe('provider.summarizer', () => {
   })
 
   it.each([
-    ['an unknown preset', 'thinking', `${FILE}:7:15: /provider/summarizer must be one of "builtin", "reasoning-only", "tool-call" (got "thinking")`],
+    ['an unknown preset', 'thinking', `${FILE}:7:15: /provider/summarizer must be one of "builtin", "reasoning-only", "tool-call", "forgets-paths" (got "thinking")`],
     ['ratio 0', '{ ratio: 0 }', `${FILE}:7:24: /provider/summarizer/ratio must be > 0 (got 0)`],
     ['a negative ratio', '{ ratio: -0.5 }', `${FILE}:7:24: /provider/summarizer/ratio must be > 0 (got -0.5)`],
     ['fixed 0', '{ fixed: 0 }', `${FILE}:7:24: /provider/summarizer/fixed must be >= 1 (got 0)`],
@@ -107,7 +107,7 @@ describe('provider.summarizer', () => {
       }
       return []
     }
-    expect(reasons('nope')).toEqual(['/provider/summarizer names no summarizer preset (got "nope"; presets: builtin, reasoning-only, tool-call)'])
+    expect(reasons('nope')).toEqual(['/provider/summarizer names no summarizer preset (got "nope"; presets: builtin, reasoning-only, tool-call, forgets-paths)'])
     expect(reasons({ ratio: 0 })).toEqual(['/provider/summarizer/ratio must be above 0 and at most 100 (got 0); ≥ 1 gives a summary that does not shrink'])
     expect(reasons({ fixed: 0.5 })).toEqual(['/provider/summarizer/fixed must be an integer from 1 to 4000000 characters (got 0.5)'])
     expect(reasons({ fixed: 1, ratio: 1 })).toEqual(['/provider/summarizer must have exactly one of the keys fixed, ratio, script (got fixed, ratio)'])

@@ -19,7 +19,7 @@ import type {
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
   PrunerConfig, RecordedTranscriptConfig, Scenario, ReportedContextWindowConfig, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
   SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
-  FileTranscriptConfig, ImportConfig, ImportTranscriptConfig,
+  FileTranscriptConfig, ImportConfig, ImportTranscriptConfig, ProbeConfig,
   SessionConfig, RestartPoint,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
 } from '../../src/scenario/types.ts'
@@ -132,12 +132,14 @@ const expectation: ExpectConfig = {
   events: ['compaction/start', patternObject, textPattern], finalSurfaceNodes: { min: 2 }, perPreStep: preStep, summarized: [region],
   warnings: [warning, contains, countedWarning], rejections, requests: [requestPattern, { purpose: 'compaction', absent: true }],
 }
+const probe: ProbeConfig = { id: 'path-1', kind: 'artifact', expect: ['src/a.ts', '/ENOENT.*a\\.ts/'], match: 'normalized' }
 const recorded: RecordedTranscriptConfig = { recorded: 'fixtures:recorded/x.jsonl', dialect: 'dsh-0.1.0-rc.8' }
 const generated: GeneratedTranscriptConfig = { generate }
 const inlined: InlineTranscriptConfig = { inline }
 const scenario: Scenario = {
   name: 'every-key', description: 'uses every key', tags: ['smoke', 'fast'], seed: 4294967295, subject: 'reference', dialect: 'seed', provider, policy,
   pruner: prunerConfig, transcript: inlined, faults: [fault], manual: [compactNow, compactRegion, prune], concurrent: [concurrentAction],
+  probes: [probe, { kind: 'recall', expect: '4821' }],
   expect: expectation,
 }
 const session: SessionConfig = { name: 'a', transcript: generated, faults: [fault], manual: [compactNow], expect: expectation }
@@ -157,7 +159,8 @@ const examples: Record<string, readonly unknown[]> = {
   ImageLimits: [limits, {}] satisfies ImageLimitsConfig[],
   Usage: ['reported', 'omitted', 'late'],
   ProviderCache: [providerCache, {}, { contract: 'openai', ttlMs: 86_400_000 }] satisfies ProviderCacheConfig[],
-  Summarizer: [summarizer, 'builtin', 'reasoning-only', 'tool-call', { fixed: 400 }, { ratio: 1.1 }] satisfies SummarizerConfig[],
+  Summarizer: [summarizer, 'builtin', 'reasoning-only', 'tool-call', 'forgets-paths', { fixed: 400 }, { ratio: 1.1 }] satisfies SummarizerConfig[],
+  Probe: [probe, { kind: 'decision', expect: 'queue' }] satisfies ProbeConfig[],
   SummaryAttempt: [summaryAttempt, {}] satisfies SummaryAttemptConfig[],
   SummaryToolCall: [summaryToolCall, { name: 'ls' }] satisfies SummaryToolCallConfig[],
   Policy: [policy, {}] satisfies BasicCompactionConfig[],
@@ -219,10 +222,11 @@ const examples: Record<string, readonly unknown[]> = {
 const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   '<root>': { pointer: '', keys: keysOf<Scenario>({
     name: true, description: true, tags: true, seed: true, subject: true, dialect: true, provider: true, policy: true, pruner: true,
-    transcript: true, faults: true, manual: true, concurrent: true, sessions: true, restart: true, expect: true,
+    transcript: true, faults: true, manual: true, concurrent: true, sessions: true, restart: true, probes: true, expect: true,
   }) },
   Session: { pointer: 'Session', keys: keysOf<SessionConfig>({ name: true, transcript: true, faults: true, manual: true, expect: true }) },
   Restart: { pointer: 'Restart', keys: keysOf<RestartPoint>({ afterTurn: true, inBracket: true }) },
+  Probe: { pointer: 'Probe', keys: keysOf<ProbeConfig>({ id: true, kind: true, expect: true, match: true }) },
   Provider: { pointer: 'Provider', keys: keysOf<ProviderConfig>({
     wire: true, name: true, model: true, contextWindow: true, reportedContextWindow: true, imageTokens: true, cache: true, maxOutputTokens: true,
     tokenizer: true,
@@ -355,7 +359,13 @@ const unions: Array<{ pointer: string; members: string[] }> = [
   { pointer: 'ProviderCache/properties/retention', members: membersOf<NonNullable<ProviderCacheConfig['retention']>>({
     short: true, long: true,
   }) },
-  { pointer: 'Summarizer/then', members: membersOf<SummarizerPresetName>({ builtin: true, 'reasoning-only': true, 'tool-call': true }) },
+  { pointer: 'Summarizer/then', members: membersOf<SummarizerPresetName>({
+    builtin: true, 'reasoning-only': true, 'tool-call': true, 'forgets-paths': true,
+  }) },
+  { pointer: 'Probe/properties/kind', members: membersOf<ProbeConfig['kind']>({
+    recall: true, artifact: true, continuation: true, decision: true,
+  }) },
+  { pointer: 'Probe/properties/match', members: membersOf<NonNullable<ProbeConfig['match']>>({ exact: true, normalized: true }) },
   { pointer: 'SummaryAttempt/properties/finish', members: membersOf<NonNullable<SummaryAttemptConfig['finish']>>({
     stop: true, 'tool-calls': true, 'max-tokens': true,
   }) },
