@@ -365,7 +365,7 @@ function keyHint(name: string, parentSchema: unknown): string {
     }
   }
   if (best !== null && bestDistance <= Math.max(2, Math.floor(best.length / 4))) return ` (did you mean ${JSON.stringify(best)}?)`
-  return keys.length <= 16 ? `; allowed keys: ${keys.join(', ')}` : ''
+  return keys.length <= 24 ? `; allowed keys: ${keys.join(', ')}` : ''
 }
 
 /** Levenshtein distance, bounded: names longer than 64 code units are compared by their first 64. */

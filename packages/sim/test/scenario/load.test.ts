@@ -108,7 +108,7 @@ describe('each error class names file:line:column', () => {
 
   it('unknown key, with a suggestion', () => {
     expect(errorOf(MINIMAL.replace('contextWindow:', 'contextWindw:')).message).toMatchInlineSnapshot(`"scenarios/x.yaml:6:3: /provider has unknown key "contextWindw" (did you mean "contextWindow"?)"`)
-    expect(errorOf(`${MINIMAL}colour: red\n`).message).toMatchInlineSnapshot(`"scenarios/x.yaml:13:1: / has unknown key "colour"; allowed keys: name, description, tags, seed, subject, dialect, provider, policy, pruner, transcript, faults, manual, concurrent, sessions, restart, expect"`)
+    expect(errorOf(`${MINIMAL}colour: red\n`).message).toMatchInlineSnapshot(`"scenarios/x.yaml:13:1: / has unknown key "colour"; allowed keys: name, description, tags, seed, subject, dialect, provider, policy, pruner, transcript, faults, manual, concurrent, sessions, restart, probes, expect"`)
   })
 
   it('enum violation', () => {
