@@ -39,7 +39,8 @@ import { countsOf, evaluateExpectations, invariantsExpectation, outcomesOf, pinn
 import { scenarioTranscript } from './transcript.ts'
 import { timelineOf } from './timeline.ts'
 import { driftOf, joinProviderCounts, withProviderLine, withReplayedMeter, type ProviderCountJoin } from './drift.ts'
-import { createWorld, faultLabel, unsupportedReason, worldRoutes, type WorldCounters } from './world.ts'
+import { createWorld, faultLabel, unsupportedReason, upstreamsOf, worldRoutes, type WorldCounters } from './world.ts'
+import { Cassette, CassetteFileError, CassetteMissError, UpstreamError, cassettePathOf } from '../provider/upstream.ts'
 import { readChildCounters } from '../world/crash-counters.ts'
 import { isCheckpointEvent } from '../world/crash.ts'
 import { plural } from '../plural.ts'
@@ -98,6 +99,14 @@ export interface RunOptions {
    * run are still reported, as `skipped` with a `not run: …` reason, so the report lists every file.
    */
   bailAfter?: number
+  /**
+   * Record mode of upstream summarizers (issue #20, `sim run --record`): compaction requests the scenario's
+   * cassette lacks are forwarded to the upstream and stored in `<scenario>.cassette.json`. Default false: replay
+   * only, and a missing entry is an input error naming the request; nothing reaches the network.
+   */
+  record?: boolean
+  /** The environment an upstream API key is read from when recording (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>
 }
 
 /** One sweep cell's policy (issue #10): each set field replaces the scenario's value; `retainRatio` drops `retainTokens`. */
@@ -134,6 +143,8 @@ class MockMount {
   private stop: (() => void) | null = null
   private users = 0
   current: MockProvider | null = null
+  /** Base URLs requests may pass through to (the upstream summarizers being recorded, issue #20); empty otherwise. */
+  passthrough: readonly string[] = []
 
   open(): void {
     if (this.users++ > 0) return
@@ -147,7 +158,7 @@ class MockMount {
       { method: 'POST', base: MOCK_BASE_URL, path: '/messages', handle }, // the anthropic wire
       { method: 'GET', base: MOCK_BASE_URL, path: '/models/:id', handle },
       { method: 'GET', base: MOCK_BASE_URL, path: '/models', handle },
-    ])
+    ], (url) => this.passthrough.some((base) => url.href.startsWith(`${base}/`)))
   }
 
   close(): void {
@@ -367,6 +378,7 @@ async function runOne(file: string, slug: string, options: RunOptions): Promise<
     // A missing or malformed `@compaction-sim/subject-dsh` (for `subject: dsh`) is the user's install to fix: an input error.
     const input = err instanceof ScenarioError || err instanceof CheckInputError || err instanceof WatchdogScaleError
       || err instanceof DshSubjectMissingError || err instanceof SubjectModuleError
+      || err instanceof CassetteMissError || err instanceof UpstreamError || err instanceof CassetteFileError
     const watchdog = err instanceof WatchdogError
     const internal = !input && !watchdog
     const message = err instanceof Error ? (internal ? `${err.name}: ${err.message}` : err.message) : String(err)
@@ -489,15 +501,30 @@ async function runResolved(scenario: ResolvedScenario, shown: string, slug: stri
     }
   }
   // The provider's clock only stamps its own wire captures and `created` fields, which no artifact holds.
-  const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS, ...(prior === undefined ? {} : { prior }) })
+  // Issue #20: upstream summarizers answer from the scenario's cassette (and fill it in record mode).
+  const upstreams = upstreamsOf(scenario)
+  const record = options.record === true
+  const cassette = upstreams.length === 0 ? undefined : await Cassette.load(cassettePathOf(scenario.file), record)
+  const world = createWorld({
+    scenario, transcript, now: () => CLOCK_ORIGIN_MS, ...(prior === undefined ? {} : { prior }),
+    ...(cassette === undefined ? {} : { cassette }), ...(options.env === undefined ? {} : { env: options.env }),
+  })
   world.countEarlierRequests(childRequests) // summary attempts continue after a restore (issue #15)
   mount.current = world.provider
+  mount.passthrough = record ? upstreams.map((u) => u.url) : []
   try {
     const session = { scenario, transcript, logPath, baseUrl: MOCK_BASE_URL, seed, hooks: world.hooks, onRequest: joined().onRequest }
     sessions.push(await subject.runSession(resume ? { ...session, resume: true } : session))
   } finally {
     mount.current = null
+    mount.passthrough = []
   }
+  // What was recorded is kept even when a later request failed: the next --record run fetches only the rest.
+  if (record) await cassette?.save()
+  const upstreamFailure = world.provider.internalErrors.find(
+    (e) => e instanceof CassetteMissError || e instanceof UpstreamError || e instanceof CassetteFileError,
+  )
+  if (upstreamFailure !== undefined) throw upstreamFailure
   let requests = renumber([...childRequests, ...sessions.flatMap((s, i) => joins[i]?.annotate(s.requests) ?? s.requests)])
   const manifest: RunManifest = {
     scenario: shown,

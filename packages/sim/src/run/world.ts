@@ -21,6 +21,7 @@ import type { FaultKind } from '../scenario/types.ts'
 import type { SessionView, SubjectHooks, TurnControl } from '../subjects/types.ts'
 import { plural } from '../plural.ts'
 import { SummaryService } from './summaries.ts'
+import type { Cassette, UpstreamSpec } from '../provider/upstream.ts'
 
 /** The model id a FAULT-44 route switch moves to without `params.switchTo` (`<model>-switched`). */
 export const SWITCHED_MODEL_SUFFIX = '-switched'
@@ -251,6 +252,15 @@ export function worldMockRoutes(scenario: ResolvedScenario): MockRoute[] {
   return noCapacity ? routes.map((r) => ({ ...r, contextWindow: null })) : routes
 }
 
+/** The upstream summarizers of the scenario (issue #20): its routes' and the provider's, distinct by URL, in route order. */
+export function upstreamsOf(scenario: ResolvedScenario): UpstreamSpec[] {
+  const out = new Map<string, UpstreamSpec>()
+  for (const spec of [...worldMockRoutes(scenario).map((r) => r.summarizer), scenario.provider.summarizer]) {
+    if (spec.kind === 'upstream' && !out.has(spec.upstream.url)) out.set(spec.upstream.url, spec.upstream)
+  }
+  return [...out.values()]
+}
+
 /** The routes of the run (§1.1 `RunManifest.routes`): those of `worldMockRoutes`, under the provider's name. */
 export function worldRoutes(scenario: ResolvedScenario): ManifestRoute[] {
   return worldMockRoutes(scenario).map((r) => ({
@@ -325,6 +335,10 @@ export interface WorldOptions {
   prior?: WorldCounters
   /** Called after every change of the counts (the crash child persists them synchronously). */
   onCountersChange?: () => void
+  /** The scenario's cassette, for upstream summarizers (issue #20, `provider/upstream.ts`); in record mode it fills. */
+  cassette?: Cassette
+  /** The environment an upstream key is read from when recording (default `process.env`; tests inject it). */
+  env?: Readonly<Record<string, string | undefined>>
 }
 
 /** Fault kinds the world realises by construction (nothing can fail to match): they count as fired once. */
@@ -336,7 +350,9 @@ function firedByConstruction(fault: ResolvedFault, r: Realisation): boolean {
 export function createWorld(options: WorldOptions): World {
   const { scenario, transcript } = options
   checkFaultsSimulable(scenario)
-  const summaries = new SummaryService(scenario.provider.summarizer)
+  const summaries = new SummaryService(
+    scenario.provider.summarizer, options.cassette ?? null, options.env === undefined ? {} : { env: options.env },
+  )
   const base = new TurnReplyPlan(transcript, summaries)
   const specs: TargetedFaultSpec[] = []
   for (const fault of scenario.faults) {
@@ -379,6 +395,7 @@ export function createWorld(options: WorldOptions): World {
   }
   const plan: ReplyPlan = {
     peek: (request) => faulted.peek(request),
+    prepare: (request) => summaries.prepare(request),
     observe: (request) => {
       faulted.observe(request)
       changed()
