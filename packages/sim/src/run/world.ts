@@ -203,9 +203,13 @@ export function needsSessionContext(fault: ResolvedFault): boolean {
 /**
  * Why the provider world cannot serve `scenario` to any subject (the runner reports it `skipped`), or null
  * when it can. Every wire is served today; what a subject itself cannot do (e.g. a subject that does not
- * speak the anthropic wire: feature `anthropicWire`) is `missingFeatureReason`'s business.
+ * speak the anthropic wire: feature `anthropicWire`) is `missingFeatureReason`'s business. An upstream
+ * summarizer (issue #20) is not served in a crash child (its world has no cassette): such a scenario is skipped.
  */
-export function unsupportedReason(_scenario: ResolvedScenario): string | null {
+export function unsupportedReason(scenario: ResolvedScenario): string | null {
+  if (scenario.faults.some((f) => f.target === 'crash') && upstreamsOf(scenario).length > 0) {
+    return 'an upstream summarizer is not served in the crash harness\'s child process yet (issue #20)'
+  }
   return null
 }
 
