@@ -4,8 +4,8 @@
  * import format (`long-sessions.ts`: parallel calls, failed results, reasoning, PNG images, results up to
  * 6000 characters). The full 500-turn sessions take minutes per run, so the test replays a representative
  * slice: the first 24 turns of the same generator (seed 20, the seed of the 500-turn import test), under a
- * window small enough (8000) that the session compacts several times. The 500-turn replays themselves
- * (every format, both subjects) were run by hand; the README's "Replay your own session" records the result.
+ * window small enough (8000) that the session compacts. The 500-turn replays themselves were run by hand;
+ * the README's "Replay your own session" ("Long sessions") records which and the result.
  *
  * The generated openai-chat file logs each step's tool results in reverse call order (the importer keeps the
  * logged order). DSH does not declare the feature `resultOrder`, so under `--subject dsh` that scenario is
