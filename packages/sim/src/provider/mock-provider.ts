@@ -363,6 +363,7 @@ export class MockProvider {
       outcome = enforced
     } else {
       try {
+        if (this.spec.plan.prepare !== undefined) await this.spec.plan.prepare(parsed)
         outcome = this.spec.plan.next(parsed)
       } catch (err) {
         const error = err instanceof Error ? err : new Error(String(err))

@@ -59,8 +59,11 @@ export function providerRoutes(provider: MockProvider, baseUrl: string): Interce
   ]
 }
 
-/** Starts intercepting `routes`; every other request made while mounted fails with a network error. */
-export function interceptRoutes(routes: readonly InterceptRoute[]): () => void {
+/**
+ * Starts intercepting `routes`; every other request made while mounted fails with a network error, except the
+ * URLs `passthrough` accepts, which reach the network (an upstream summarizer being recorded, issue #20).
+ */
+export function interceptRoutes(routes: readonly InterceptRoute[], passthrough: (url: URL) => boolean = () => false): () => void {
   const interceptor = new BatchInterceptor({
     name: 'compaction-sim-mock',
     interceptors: [new ClientRequestInterceptor(), new XMLHttpRequestInterceptor(), new FetchInterceptor()],
@@ -69,6 +72,7 @@ export function interceptRoutes(routes: readonly InterceptRoute[]): () => void {
     const url = new URL(request.url)
     const route = routes.find((r) => matches(r, request.method, url))
     if (route === undefined) {
+      if (passthrough(url)) return
       controller.errorWith(new TypeError(`compaction-sim mock: no mock provider route for ${request.method} ${url.href}; requests outside the mock are refused`))
       return
     }

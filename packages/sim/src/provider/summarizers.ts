@@ -17,6 +17,9 @@
  *   `ceil(chars / chunks)` units (so a one-block reply streams in at most `chunks` content events);
  *   `latencyMs` is virtual time before the first byte (`PlannedReply.latencyMs`, realised by the world).
  *   Past the last attempt the last one repeats.
+ * - `upstream` — a real OpenAI-compatible summarizer behind a URL, answered from the scenario's cassette
+ *   (`upstream.ts`; recorded once with `sim run --record`). Only `run/summaries.ts` can answer it (it holds the
+ *   cassette): `summaryReply` throws for it. Not capped here: the upstream was sent the request's `max_tokens`.
  *
  * Output cap (every kind): the request's `max_tokens`, counted by the route's tokenizer (`textTokens`), caps
  * the reply as a real provider does: blocks are kept in emission order while they fit; the block that does
@@ -31,6 +34,7 @@
 import { assertNever, CallId, type ContentBlock } from '@compaction-sim/core'
 import { deterministicSummary, framedPrice, regionOf, regionPrice } from './deterministic-summary.ts'
 import type { ProviderTokenizer } from './tokenizers.ts'
+import type { UpstreamSpec } from './upstream.ts'
 import type { DecodedMessage, ParsedRequest, PlannedFinish, PlannedOutcome, PlannedReply } from './types.ts'
 
 /** One scripted attempt of a `script` summarizer (every key optional; absent = nothing of that kind). */
@@ -52,6 +56,7 @@ export type SummarizerSpec =
   | { readonly kind: 'fixed'; readonly chars: number }
   | { readonly kind: 'ratio'; readonly ratio: number }
   | { readonly kind: 'script'; readonly attempts: readonly SummaryAttemptSpec[] }
+  | { readonly kind: 'upstream'; readonly upstream: UpstreamSpec }
 
 /** The default summarizer. */
 export const BUILTIN_SUMMARIZER: SummarizerSpec = Object.freeze({ kind: 'builtin' })
@@ -112,6 +117,8 @@ function uncappedReply(spec: SummarizerSpec, request: Pick<ParsedRequest, 'messa
       if (chosen === undefined) throw new RangeError('a script summarizer needs at least one attempt')
       return scriptedReply(chosen, attempt)
     }
+    case 'upstream':
+      throw new RangeError('an upstream summarizer answers from its cassette (run/summaries.ts), not from summaryReply')
     default:
       return assertNever(spec, 'summarizer')
   }

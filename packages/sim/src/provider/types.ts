@@ -138,6 +138,11 @@ export interface ReplyPlan {
    * fault targeting counts it, so `occurrence` and `requestIndex` count every request the provider received.
    */
   observe?(request: ParsedRequest): void
+  /**
+   * Awaited before `next` for a request the provider will ask the plan about (issue #20): the one asynchronous
+   * step of a plan, where an upstream summarizer in record mode fetches the reply `next` then serves.
+   */
+  prepare?(request: ParsedRequest): Promise<void>
 }
 
 /** One captured chat request (headers redacted). The runner adds `logRevisionAtDispatch` (§1.1). */

@@ -43,7 +43,8 @@ import { countsOf, evaluateExpectations, invariantsExpectation, outcomesOf, pinn
 import { scenarioTranscript } from './transcript.ts'
 import { timelineOf } from './timeline.ts'
 import { driftOf, joinProviderCounts, withProviderLine, withReplayedMeter, type ProviderCountJoin } from './drift.ts'
-import { createWorld, faultLabel, unsupportedReason, worldRoutes, type WorldCounters } from './world.ts'
+import { createWorld, faultLabel, unsupportedReason, upstreamsOf, worldRoutes, type WorldCounters } from './world.ts'
+import { Cassette, CassetteFileError, CassetteMissError, UpstreamError, cassettePathOf } from '../provider/upstream.ts'
 import { readChildCounters } from '../world/crash-counters.ts'
 import { trackPending } from './pending-work.ts'
 import { isCheckpointEvent } from '../world/crash.ts'
@@ -106,6 +107,14 @@ export interface RunOptions {
    * run are still reported, as `skipped` with a `not run: …` reason, so the report lists every file.
    */
   bailAfter?: number
+  /**
+   * Record mode of upstream summarizers (issue #20, `sim run --record`): compaction requests the scenario's
+   * cassette lacks are forwarded to the upstream and stored in `<scenario>.cassette.json`. Default false: replay
+   * only, and a missing entry is an input error naming the request; nothing reaches the network.
+   */
+  record?: boolean
+  /** The environment an upstream API key is read from when recording (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>
 }
 
 /** One sweep cell's policy (issue #10): each set field replaces the scenario's value; `retainRatio` drops `retainTokens`. */
@@ -156,6 +165,8 @@ class MockMount implements SessionMount {
   /** The routes the interception matches; `interceptRoutes` reads this array on every request, so `serve` extends it. */
   private readonly routes: InterceptRoute[] = []
   current: MockProvider | null = null
+  /** Base URLs requests may pass through to (the upstream summarizers being recorded, issue #20); empty otherwise. */
+  passthrough: readonly string[] = []
 
   open(): void {
     if (this.users++ > 0) return
@@ -165,7 +176,7 @@ class MockMount implements SessionMount {
       return provider.handle(request)
     }
     this.routes.splice(0, this.routes.length, ...routesUnder(MOCK_BASE_URL, handle))
-    this.stop = interceptRoutes(this.routes)
+    this.stop = interceptRoutes(this.routes, (url) => this.passthrough.some((base) => url.href.startsWith(`${base}/`)))
   }
 
   serve(base: string, handle: (request: Request) => Promise<Response>): () => void {
@@ -408,6 +419,7 @@ async function runOne(file: string, slug: string, options: RunOptions): Promise<
     // A missing or malformed `@compaction-sim/subject-dsh` (for `subject: dsh`) is the user's install to fix: an input error.
     const input = err instanceof ScenarioError || err instanceof CheckInputError || err instanceof WatchdogScaleError
       || err instanceof DshSubjectMissingError || err instanceof SubjectModuleError
+      || err instanceof CassetteMissError || err instanceof UpstreamError || err instanceof CassetteFileError
     const watchdog = err instanceof WatchdogError
     const internal = !input && !watchdog
     const message = err instanceof Error ? (internal ? `${err.name}: ${err.message}` : err.message) : String(err)
@@ -549,13 +561,21 @@ async function runResolved(
     }
   }
   // The provider's clock only stamps its own wire captures and `created` fields, which no artifact holds.
-  const world = createWorld({ scenario, transcript, now: () => CLOCK_ORIGIN_MS, ...(prior === undefined ? {} : { prior }) })
+  // Issue #20: upstream summarizers answer from the scenario's cassette (and fill it in record mode).
+  const upstreams = upstreamsOf(scenario)
+  const record = options.record === true
+  const cassette = upstreams.length === 0 ? undefined : await Cassette.load(cassettePathOf(scenario.file), record)
+  const world = createWorld({
+    scenario, transcript, now: () => CLOCK_ORIGIN_MS, ...(prior === undefined ? {} : { prior }),
+    ...(cassette === undefined ? {} : { cassette }), ...(options.env === undefined ? {} : { env: options.env }),
+  })
   world.countEarlierRequests(childRequests) // summary attempts continue after a restore (issue #15)
   mount.current = world.provider
   // Issue #16: a session that can never settle (a subject or provider call nobody answers, no timer left) is named by
   // the CLI's settle guard (exit 3) instead of Node's silent exit 13.
   const settled = trackPending(() => `scenario ${shown} [${subject.name} seed=${seed}]: the subject's session, ${world.activity()}`
     + ` (replay: ${head.replay})`)
+  mount.passthrough = record ? upstreams.map((u) => u.url) : []
   try {
     const session = { scenario, transcript, logPath, baseUrl: MOCK_BASE_URL, seed, hooks: world.hooks }
     // Issue #16: each clean stop ends a lifecycle through the subject's API; the next one restores the log in this process.
@@ -573,7 +593,14 @@ async function runResolved(
   } finally {
     settled()
     mount.current = null
+    mount.passthrough = []
   }
+  // What was recorded is kept even when a later request failed: the next --record run fetches only the rest.
+  if (record) await cassette?.save()
+  const upstreamFailure = world.provider.internalErrors.find(
+    (e) => e instanceof CassetteMissError || e instanceof UpstreamError || e instanceof CassetteFileError,
+  )
+  if (upstreamFailure !== undefined) throw upstreamFailure
   let requests = renumber([...childRequests, ...sessions.flatMap((s, i) => joins[i]?.annotate(s.requests) ?? s.requests)])
   const manifest: RunManifest = {
     scenario: shown,

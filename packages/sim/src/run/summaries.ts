@@ -9,12 +9,20 @@
  * spans the whole scenario: after a crash restore, the resumed world first counts the killed child's
  * compaction requests (`countEarlier`, fed from the child's request capture), so a script continues where
  * the crashed process stopped instead of restarting at attempt 1.
+ *
+ * Upstream summarizers (issue #20, `provider/upstream.ts`): the reply comes from the world's cassette, keyed by
+ * the upstream request the compaction request maps to; attempts do not matter (the same request gets the same
+ * reply). In record mode `prepare` fetches what the cassette lacks before the plan is asked; in replay mode a
+ * missing entry throws `CassetteMissError` (the mock answers 500 and the run reports it as an input error).
  */
 import type { CapturedRequest } from '@compaction-sim/core'
 import { summaryReply, type SummarizerSpec } from '../provider/summarizers.ts'
 import { createTokenizer, type ProviderTokenizer } from '../provider/tokenizers.ts'
 import type { FaultInjectingPlan } from '../provider/faults.ts'
 import type { ParsedRequest, PlannedReply, ReplyPlan } from '../provider/types.ts'
+import {
+  cassetteKey, cassetteMiss, recordUpstream, replyOfUpstream, upstreamRequestBody, type Cassette, type RecordOptions,
+} from '../provider/upstream.ts'
 
 /** The summarizer and tokenizer that answer `request` (module doc); `fallback` is the scenario provider's summarizer. */
 export function summarizerFor(
@@ -28,9 +36,28 @@ export class SummaryService {
   private readonly fallback: SummarizerSpec
   private readonly attempts = new Map<string, number>()
   private readonly tokenizers = new Map<string, ProviderTokenizer>()
+  private readonly cassette: Cassette | null
+  private readonly recordOptions: RecordOptions
 
-  constructor(fallback: SummarizerSpec) {
+  /** `cassette` answers upstream summarizers (null: a scenario without one; an upstream request then throws). */
+  constructor(fallback: SummarizerSpec, cassette: Cassette | null = null, recordOptions: RecordOptions = {}) {
     this.fallback = fallback
+    this.cassette = cassette
+    this.recordOptions = recordOptions
+  }
+
+  /**
+   * Record mode: fetches the upstream reply of a compaction request the cassette lacks (module doc). No-op for
+   * other requests, other summarizers, recorded keys and replay mode.
+   */
+  async prepare(request: ParsedRequest): Promise<void> {
+    if (request.purpose !== 'compaction' || this.cassette === null || !this.cassette.record) return
+    const { spec } = summarizerFor(request, this.fallback, (r) => this.tokenizer(r))
+    if (spec.kind !== 'upstream') return
+    const body = upstreamRequestBody(spec.upstream, request)
+    const key = cassetteKey(body)
+    if (this.cassette.get(key) !== undefined) return
+    await recordUpstream(spec.upstream, request, body, key, this.cassette, this.recordOptions)
   }
 
   /** The attempt number `request` is (1-based), without counting it. */
@@ -52,6 +79,13 @@ export class SummaryService {
   /** The reply the route's summarizer gives `request` at its current attempt. */
   reply(request: ParsedRequest): PlannedReply {
     const { spec, tokenizer } = summarizerFor(request, this.fallback, (r) => this.tokenizer(r))
+    if (spec.kind === 'upstream') {
+      if (this.cassette === null) throw new RangeError('an upstream summarizer needs the scenario\'s cassette (createWorld `cassette`)')
+      const key = cassetteKey(upstreamRequestBody(spec.upstream, request))
+      const entry = this.cassette.get(key)
+      if (entry === undefined) throw cassetteMiss(this.cassette, request, key)
+      return replyOfUpstream(entry, key)
+    }
     return summaryReply(spec, request, this.attemptOf(request), tokenizer)
   }
 

@@ -22,6 +22,7 @@ import type { FaultKind } from '../scenario/types.ts'
 import type { FlushPoint, SessionView, SubjectHooks, TurnControl } from '../subjects/types.ts'
 import { plural } from '../plural.ts'
 import { SummaryService } from './summaries.ts'
+import type { Cassette, UpstreamSpec } from '../provider/upstream.ts'
 
 /** The model id a FAULT-44 route switch moves to without `params.switchTo` (`<model>-switched`). */
 export const SWITCHED_MODEL_SUFFIX = '-switched'
@@ -226,9 +227,13 @@ export function needsSessionContext(fault: ResolvedFault): boolean {
 /**
  * Why the provider world cannot serve `scenario` to any subject (the runner reports it `skipped`), or null
  * when it can. Every wire is served today; what a subject itself cannot do (e.g. a subject that does not
- * speak the anthropic wire: feature `anthropicWire`) is `missingFeatureReason`'s business.
+ * speak the anthropic wire: feature `anthropicWire`) is `missingFeatureReason`'s business. An upstream
+ * summarizer (issue #20) is not served in a crash child (its world has no cassette): such a scenario is skipped.
  */
-export function unsupportedReason(_scenario: ResolvedScenario): string | null {
+export function unsupportedReason(scenario: ResolvedScenario): string | null {
+  if (scenario.faults.some((f) => f.target === 'crash') && upstreamsOf(scenario).length > 0) {
+    return 'an upstream summarizer is not served in the crash harness\'s child process yet (issue #20)'
+  }
   return null
 }
 
@@ -281,6 +286,15 @@ export function worldMockRoutes(scenario: ResolvedScenario): MockRoute[] {
   }
   if (scenario.faults.some((f) => f.kind === 'FAULT-32')) routes.push({ ...p.summaryRoute, model: p.model + REROUTED_MODEL_SUFFIX })
   return noCapacity ? routes.map((r) => ({ ...r, contextWindow: null })) : routes
+}
+
+/** The upstream summarizers of the scenario (issue #20): its routes' and the provider's, distinct by URL, in route order. */
+export function upstreamsOf(scenario: ResolvedScenario): UpstreamSpec[] {
+  const out = new Map<string, UpstreamSpec>()
+  for (const spec of [...worldMockRoutes(scenario).map((r) => r.summarizer), scenario.provider.summarizer]) {
+    if (spec.kind === 'upstream' && !out.has(spec.upstream.url)) out.set(spec.upstream.url, spec.upstream)
+  }
+  return [...out.values()]
 }
 
 /**
@@ -374,6 +388,10 @@ export interface WorldOptions {
   prior?: WorldCounters
   /** Called after every change of the counts (the crash child persists them synchronously). */
   onCountersChange?: () => void
+  /** The scenario's cassette, for upstream summarizers (issue #20, `provider/upstream.ts`); in record mode it fills. */
+  cassette?: Cassette
+  /** The environment an upstream key is read from when recording (default `process.env`; tests inject it). */
+  env?: Readonly<Record<string, string | undefined>>
 }
 
 /** Fault kinds the world realises by construction (nothing can fail to match): they count as fired once. */
@@ -385,7 +403,9 @@ function firedByConstruction(fault: ResolvedFault, r: Realisation): boolean {
 export function createWorld(options: WorldOptions): World {
   const { scenario, transcript } = options
   checkFaultsSimulable(scenario)
-  const summaries = new SummaryService(scenario.provider.summarizer)
+  const summaries = new SummaryService(
+    scenario.provider.summarizer, options.cassette ?? null, options.env === undefined ? {} : { env: options.env },
+  )
   const base = new TurnReplyPlan(transcript, summaries)
   const specs: TargetedFaultSpec[] = []
   for (const fault of scenario.faults) {
@@ -435,6 +455,7 @@ export function createWorld(options: WorldOptions): World {
   }
   const plan: ReplyPlan = {
     peek: (request) => faulted.peek(request),
+    prepare: (request) => summaries.prepare(request),
     observe: (request) => {
       faulted.observe(request)
       changed()

@@ -1,6 +1,6 @@
 /**
  * The defaults step of a summary route's `summarizer:` (issue #15): `resolveSummarizer` turns the YAML value
- * (a preset word or exactly one of `fixed`, `ratio`, `script`) into a frozen `SummarizerSpec`, and
+ * (a preset word or exactly one of `fixed`, `ratio`, `script`, `upstream`) into a frozen `SummarizerSpec`, and
  * `checkScriptCoverage` refuses a `script` too short for the faults declared against it. Every problem is a
  * SEMANTIC `ScenarioIssue` at the JSON path of the offending value (the loader adds `line:column`; exit 2).
  *
@@ -19,7 +19,7 @@ import {
 } from '../provider/summarizers.ts'
 import type { ScenarioIssue } from './errors.ts'
 import type { ResolvedFault } from './resolve.ts'
-import type { SummarizerConfig, SummaryAttemptConfig } from './types.ts'
+import type { SummarizerConfig, SummaryAttemptConfig, UpstreamSummarizerConfig } from './types.ts'
 
 const semantic = (path: string, reason: string): ScenarioIssue => ({ code: 'SEMANTIC', path, reason })
 
@@ -36,7 +36,7 @@ export function resolveSummarizer(raw: SummarizerConfig | undefined, path: strin
   }
   const keys = Object.keys(raw)
   if (keys.length !== 1) {
-    issues.push(semantic(path, `must have exactly one of the keys fixed, ratio, script (got ${keys.length === 0 ? 'none' : keys.join(', ')})`))
+    issues.push(semantic(path, `must have exactly one of the keys fixed, ratio, script, upstream (got ${keys.length === 0 ? 'none' : keys.join(', ')})`))
     return BUILTIN_SUMMARIZER
   }
   if (raw.fixed !== undefined) {
@@ -53,12 +53,46 @@ export function resolveSummarizer(raw: SummarizerConfig | undefined, path: strin
     }
     return Object.freeze({ kind: 'ratio', ratio: raw.ratio })
   }
+  if (raw.upstream !== undefined) return upstreamSpec(raw.upstream, `${path}/upstream`, issues)
   const script = raw.script ?? []
   if (script.length === 0) {
     issues.push(semantic(`${path}/script`, 'must list at least one attempt'))
     return BUILTIN_SUMMARIZER
   }
   return deepFreeze({ kind: 'script', attempts: script.map((a, i) => attemptSpec(a, `${path}/script/${i}`, issues)) })
+}
+
+/** Environment variable names `apiKeyEnv` accepts (POSIX shell names). */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * The frozen `upstream` summarizer of `raw`: `url` an absolute `http:`/`https:` URL without query, fragment or
+ * credentials (a key in the URL would end up in the cassette), `apiKeyEnv` a variable name, never a key.
+ */
+function upstreamSpec(raw: UpstreamSummarizerConfig, path: string, issues: ScenarioIssue[]): SummarizerSpec {
+  const before = issues.length
+  let url: URL | null = null
+  try {
+    url = new URL(raw.url)
+  } catch {
+    issues.push(semantic(`${path}/url`, `must be an absolute http(s) URL, the OpenAI-compatible base (got ${JSON.stringify(raw.url)})`))
+  }
+  if (url !== null) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      issues.push(semantic(`${path}/url`, `must use http or https (got ${JSON.stringify(url.protocol.replace(/:$/, ''))})`))
+    } else if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
+      issues.push(semantic(`${path}/url`, 'must not carry credentials, a query or a fragment (name the key in apiKeyEnv)'))
+    }
+  }
+  if (raw.apiKeyEnv !== undefined && !ENV_NAME.test(raw.apiKeyEnv)) {
+    const hint = raw.apiKeyEnv.length > 20 ? ' — it looks like a key: name the variable that holds it instead' : ''
+    issues.push(semantic(`${path}/apiKeyEnv`, `must be an environment variable name (letters, digits, _)${hint}`))
+  }
+  if (issues.length > before || url === null) return BUILTIN_SUMMARIZER
+  return deepFreeze({
+    kind: 'upstream',
+    upstream: { url: url.href.replace(/\/+$/, ''), model: raw.model ?? null, apiKeyEnv: raw.apiKeyEnv ?? null },
+  })
 }
 
 function attemptSpec(raw: SummaryAttemptConfig, path: string, issues: ScenarioIssue[]): SummaryAttemptSpec {

@@ -48,11 +48,19 @@ export type ReportedContextWindowConfig = number | 'none'
 /** `#/definitions/Summarizer/then`: a one-word summarizer (issue #15). */
 export type SummarizerPresetName = 'builtin' | 'reasoning-only' | 'tool-call' | 'forgets-paths'
 
-/** The object form of `#/definitions/Summarizer`: exactly one of `fixed`, `ratio`, `script`. */
+/** The object form of `#/definitions/Summarizer`: exactly one of `fixed`, `ratio`, `script`, `upstream`. */
 export interface SummarizerObject {
   fixed?: number
   ratio?: number
   script?: SummaryAttemptConfig[]
+  upstream?: UpstreamSummarizerConfig
+}
+
+/** `#/definitions/UpstreamSummarizer`: a real OpenAI-compatible summarizer, recorded to a cassette (issue #20). */
+export interface UpstreamSummarizerConfig {
+  url: string
+  model?: string
+  apiKeyEnv?: string
 }
 
 /** `#/definitions/Summarizer`: what the summary route answers to compaction requests (issue #15). */

@@ -67,8 +67,8 @@ describe('provider.summarizer', () => {
     ['ratio 0', '{ ratio: 0 }', `${FILE}:7:24: /provider/summarizer/ratio must be > 0 (got 0)`],
     ['a negative ratio', '{ ratio: -0.5 }', `${FILE}:7:24: /provider/summarizer/ratio must be > 0 (got -0.5)`],
     ['fixed 0', '{ fixed: 0 }', `${FILE}:7:24: /provider/summarizer/fixed must be >= 1 (got 0)`],
-    ['two kinds', '{ fixed: 10, ratio: 0.5 }', `${FILE}:7:15: /provider/summarizer must have exactly one of the keys fixed, ratio, script`],
-    ['no kind', '{}', `${FILE}:7:15: /provider/summarizer must have exactly one of the keys fixed, ratio, script`],
+    ['two kinds', '{ fixed: 10, ratio: 0.5 }', `${FILE}:7:15: /provider/summarizer must have exactly one of the keys fixed, ratio, script, upstream`],
+    ['no kind', '{}', `${FILE}:7:15: /provider/summarizer must have exactly one of the keys fixed, ratio, script, upstream`],
     ['an empty script', '{ script: [] }', `${FILE}:7:25: /provider/summarizer/script must NOT have fewer than 1 items`],
     ['an unknown attempt key', '{ script: [{ txt: a }] }', `${FILE}:7:28: /provider/summarizer/script/0 has unknown key "txt" (did you mean "text"?)`],
   ])('refuses %s with file:line:column', (_name, value, message) => {
@@ -110,7 +110,7 @@ describe('provider.summarizer', () => {
     expect(reasons('nope')).toEqual(['/provider/summarizer names no summarizer preset (got "nope"; presets: builtin, reasoning-only, tool-call, forgets-paths)'])
     expect(reasons({ ratio: 0 })).toEqual(['/provider/summarizer/ratio must be above 0 and at most 100 (got 0); ≥ 1 gives a summary that does not shrink'])
     expect(reasons({ fixed: 0.5 })).toEqual(['/provider/summarizer/fixed must be an integer from 1 to 4000000 characters (got 0.5)'])
-    expect(reasons({ fixed: 1, ratio: 1 })).toEqual(['/provider/summarizer must have exactly one of the keys fixed, ratio, script (got fixed, ratio)'])
+    expect(reasons({ fixed: 1, ratio: 1 })).toEqual(['/provider/summarizer must have exactly one of the keys fixed, ratio, script, upstream (got fixed, ratio)'])
     expect(reasons({ script: [] })).toEqual(['/provider/summarizer/script must list at least one attempt'])
     expect(reasons({ script: [{ chunks: 0 }] })).toEqual(['/provider/summarizer/script/0/chunks must be a positive integer (got 0)'])
   })

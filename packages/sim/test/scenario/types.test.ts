@@ -18,7 +18,7 @@ import type {
   SummarizedRegionExpectation, WarningPattern, InlineToolCall, InlineToolCallBlock, InlineToolResult, InlineTranscript, InlineTranscriptConfig,
   InlineTurn, InlineUserBlock, ManualAction, PolicyConfig, ProviderCacheConfig, ProviderConfig,
   PrunerConfig, RecordedTranscriptConfig, Scenario, ReportedContextWindowConfig, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
-  SummaryToolCallConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
+  SummaryToolCallConfig, UpstreamSummarizerConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
   FileTranscriptConfig, ImportConfig, ImportTranscriptConfig, ProbeConfig,
   SessionConfig, RestartPoint,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
@@ -70,6 +70,7 @@ const summaryAttempt: SummaryAttemptConfig = {
   latencyMs: 250,
 }
 const summarizer: SummarizerConfig = { script: [summaryAttempt, {}] }
+const upstream: UpstreamSummarizerConfig = { url: 'http://127.0.0.1:11434/v1', model: 'llama3.2', apiKeyEnv: 'OPENAI_API_KEY' }
 const enforceObject: Exclude<EnforceConfig, string> = { window: 'prompt-plus-max-tokens', pairing: false, images: true, maxOutput: false }
 const limits: ImageLimitsConfig = { imagesPerRequest: 4, imageBytes: 5_000_000, requestImageBytes: 20_000_000 }
 const route: RouteConfig = {
@@ -159,7 +160,8 @@ const examples: Record<string, readonly unknown[]> = {
   ImageLimits: [limits, {}] satisfies ImageLimitsConfig[],
   Usage: ['reported', 'omitted', 'late'],
   ProviderCache: [providerCache, {}, { contract: 'openai', ttlMs: 86_400_000 }] satisfies ProviderCacheConfig[],
-  Summarizer: [summarizer, 'builtin', 'reasoning-only', 'tool-call', 'forgets-paths', { fixed: 400 }, { ratio: 1.1 }] satisfies SummarizerConfig[],
+  Summarizer: [summarizer, 'builtin', 'reasoning-only', 'tool-call', 'forgets-paths', { fixed: 400 }, { ratio: 1.1 }, { upstream }] satisfies SummarizerConfig[],
+  UpstreamSummarizer: [upstream, { url: 'https://api.openai.com/v1' }] satisfies UpstreamSummarizerConfig[],
   Probe: [probe, { kind: 'decision', expect: 'queue' }] satisfies ProbeConfig[],
   SummaryAttempt: [summaryAttempt, {}] satisfies SummaryAttemptConfig[],
   SummaryToolCall: [summaryToolCall, { name: 'ls' }] satisfies SummaryToolCallConfig[],
@@ -232,7 +234,8 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
     tokenizer: true,
     enforce: true, limits: true, usage: true, summarizer: true, routes: true, conversation: true, summary: true,
   }) },
-  Summarizer: { pointer: 'Summarizer', keys: keysOf<SummarizerObject>({ fixed: true, ratio: true, script: true }) },
+  Summarizer: { pointer: 'Summarizer', keys: keysOf<SummarizerObject>({ fixed: true, ratio: true, script: true, upstream: true }) },
+  UpstreamSummarizer: { pointer: 'UpstreamSummarizer', keys: keysOf<UpstreamSummarizerConfig>({ url: true, model: true, apiKeyEnv: true }) },
   SummaryAttempt: { pointer: 'SummaryAttempt', keys: keysOf<SummaryAttemptConfig>({
     text: true, reasoning: true, toolCalls: true, images: true, finish: true, chunks: true, latencyMs: true,
   }) },

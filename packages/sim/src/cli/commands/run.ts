@@ -10,6 +10,8 @@
  * end every failure again with its `Replay: <command>` line. Exit 0 when every scenario passed or was
  * skipped, 1 when one failed, 2 for an input error (bad flag or config, no file matched or selected, an
  * out-dir that is a file, a schema-invalid scenario named by `file:line:column`), 3 for a bug of sim.
+ * `--record` (issue #20) lets upstream summarizers reach their URL and store what the cassette lacks beside each
+ * scenario; without it they replay the cassette and a missing entry is an input error (exit 2).
  */
 import { statSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -53,6 +55,7 @@ export interface RunArgs {
   bail: number | undefined
   seeds: number[] | undefined
   workers: number | undefined
+  record: boolean
 }
 
 /** Bound on the files one directory argument may expand to. */
@@ -153,6 +156,12 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
       .option('bail', { type: 'string', describe: 'Stop after n failed or errored scenarios (default 1); the rest are reported as skipped' })
       .coerce('bail', (value: unknown) => (value === undefined ? undefined : parseBail(value)))
       .option('timings', { type: 'boolean', default: false, describe: 'Add wall-clock durations to the report (no longer byte-stable)' })
+      .option('record', {
+        type: 'boolean', default: false,
+        describe: 'Upstream summarizers (summarizer: {upstream: …}) call their URL for the compaction requests '
+          + '<scenario>.cassette.json lacks and store the replies there; without it runs replay the cassette offline '
+          + 'and a missing entry exits 2',
+      })
       .option('subject', {
         type: 'string',
         describe: 'Who runs the sessions: reference (default), dsh (the official engine 0.1.0-rc.8) or module:<path>; '
@@ -165,6 +174,8 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
       .example('$0 run scenarios --filter "^fault-0" --bail', 'Scenarios named fault-0…, stopping at the first failure')
       .example('$0 run scenarios/smoke/basic-pressure.yaml --seed 42 --reporter json', 'One scenario, one seed, the report on stdout')
       .example('$0 run "scenarios/**/*.yaml" --seeds 1..20', 'Every scenario under seeds 1 to 20, in parallel workers')
+      .example('OPENAI_API_KEY=… $0 run my-session.yaml --record', 'Record a real summarizer once into my-session.cassette.json')
+      .example('$0 run my-session.yaml', 'Replay it: offline, byte-identical report')
       .epilogue(`${describeRunConfig(cwdOf())}\nA config sets defaults for subject, reporters, outDir and seed; flags win.`) as
         Argv<RunArgs>,
     handler: async (args) => {
@@ -228,6 +239,7 @@ export function runCommand(ctx: CommandContext): CommandModule<object, RunArgs> 
         outDir: abs(outDir), cwd, ...(seed === undefined ? {} : { seed }), timings: args.timings, ...(subject === undefined ? {} : { subject }),
         ...(subjects.length > 1 ? { subjects } : {}),
         ...(args.bail === undefined ? {} : { bailAfter: args.bail }),
+        ...(args.record ? { record: true, env: out.io.env } : {}),
         onScenario: (s, done, total) => {
           withSubjectReplay(s)
           stream.scenario(s, done, total)
@@ -253,6 +265,7 @@ function checkSeedsFlags(args: RunArgs): void {
   if (args.seed !== undefined) throw new UsageError('--seeds cannot be combined with --seed (name the seed in --seeds)')
   if (args.shard !== undefined) throw new UsageError('--seeds cannot be combined with --shard')
   if (args.bail !== undefined) throw new UsageError('--seeds cannot be combined with --bail')
+  if (args.record) throw new UsageError('--seeds cannot be combined with --record (record once with one seed, then replay under many)')
   if (subjectSpecs(args.subject).length > 1) throw new UsageError('--seeds runs one subject: --subject names several')
 }
 

@@ -129,6 +129,11 @@ describe('sim run --help', () => {
                         are reported as skipped                               [string]
             --timings   Add wall-clock durations to the report (no longer byte-stable)
                                                             [boolean] [default: false]
+            --record    Upstream summarizers (summarizer: {upstream: …}) call their
+                        URL for the compaction requests <scenario>.cassette.json lacks
+                        and store the replies there; without it runs replay the
+                        cassette offline and a missing entry exits 2
+                                                            [boolean] [default: false]
             --subject   Who runs the sessions: reference (default), dsh (the official
                         engine 0.1.0-rc.8) or module:<path>; a comma list or repeated
                         flag runs each scenario under each and adds a differential
@@ -146,6 +151,10 @@ describe('sim run --help', () => {
         --seed 42 --reporter json
         sim run "scenarios/**/*.yaml" --seeds     Every scenario under seeds 1 to 20,
         1..20                                     in parallel workers
+        OPENAI_API_KEY=… sim run my-session.yaml  Record a real summarizer once into
+        --record                                  my-session.cassette.json
+        sim run my-session.yaml                   Replay it: offline, byte-identical
+                                                  report
 
       Config: none (sim.config.json, sim.config.yaml, package.json "sim")
       A config sets defaults for subject, reporters, outDir and seed; flags win.
