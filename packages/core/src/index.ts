@@ -61,6 +61,11 @@ export {
   type CompactionConfigErrorCode, type TargetPressureConfigErrorCode,
 } from './policy/config.ts'
 export {
+  HARDENING_RULES, HARDENING_DEFAULTS, FAITHFUL_HARDENING, hardId, hardeningOf, anyHardening, resolveHardening, HardeningConfigError,
+  type PolicyProfile, type HardeningRule, type HardeningConfig, type HardeningSpec, type FailureBackoffConfig,
+  type CheckpointBudgetConfig, type OversizedUserTextConfig, type CapacitySanityConfig,
+} from './policy/hardening.ts'
+export {
   evaluatePressure, routedTarget, CompactionBusyError, ModelContextError, PressureWarningGate,
   type PressureInput, type PressureDecision,
 } from './policy/pressure.ts'

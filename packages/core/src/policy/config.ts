@@ -6,6 +6,7 @@
  */
 import { assertNever } from '../errors.ts'
 import { deepFreeze } from '../log/json.ts'
+import { resolveHardening, type HardeningConfig, type HardeningSpec, type PolicyProfile } from './hardening.ts'
 
 /** Why automatic policy runs (§3.4). `agent-request` is reserved by §3.4/Q-01 and deliberately absent. */
 export type CompactionTrigger = 'pressure' | 'context-overflow'
@@ -36,6 +37,10 @@ export interface BasicCompactionConfig {
   maxOverflowRetries?: number
   modelPolicies?: readonly ModelPolicyConfig[]
   auto?: boolean
+  /** compaction-sim's opt-in profile (issue #19, `policy/hardening.ts`); default `faithful`, the protocol as written. */
+  profile?: PolicyProfile
+  /** One HARD rule on or off on top of the profile (issue #19). */
+  hardening?: HardeningConfig
 }
 
 /** Appendix A defaults of the basic backend (§3.1); frozen, and read only by `resolveCompactionConfig`. */
@@ -87,6 +92,11 @@ export interface ModelPolicySpec {
 export interface CompactionPolicySpec extends PolicyFieldsSpec {
   readonly auto: boolean
   readonly modelPolicies: readonly ModelPolicySpec[]
+  /**
+   * Present only when the config set `profile` or `hardening` (issue #19), so a faithful spec is exactly the
+   * protocol's. Read it with `hardeningOf(spec)`.
+   */
+  readonly hardening?: HardeningSpec
 }
 
 /** An exact `(provider, model)` route (§0.3 "route"). */
@@ -187,7 +197,7 @@ const POLICY_KEYS = [
   'thresholdRatio', 'retainRatio', 'retainTokens', 'summarizationProvider', 'summarizationModel',
   'maxTokens', 'compactionRetries', 'maxOverflowRetries',
 ] as const
-const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([...POLICY_KEYS, 'modelPolicies', 'auto'])
+const TOP_LEVEL_KEYS: ReadonlySet<string> = new Set([...POLICY_KEYS, 'modelPolicies', 'auto', 'profile', 'hardening'])
 const ENTRY_KEYS: ReadonlySet<string> = new Set([...POLICY_KEYS, 'provider', 'model'])
 
 type Raw = Readonly<Record<string, unknown>>
@@ -231,7 +241,8 @@ export function resolveCompactionConfig(input: unknown): CompactionPolicySpec {
   modelPolicies.forEach((entry, i) => {
     checkRatioRetention(inherit(base, entry), entryRaw(raw, i), `modelPolicies[${i}].`)
   })
-  return deepFreeze({ ...base, auto: auto ?? COMPACTION_DEFAULTS.auto, modelPolicies })
+  const hardening = resolveHardening(raw['profile'], raw['hardening'])
+  return deepFreeze({ ...base, auto: auto ?? COMPACTION_DEFAULTS.auto, modelPolicies, ...(hardening === undefined ? {} : { hardening }) })
 }
 
 /**

@@ -253,7 +253,7 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   }) },
   Policy: { pointer: 'Policy', keys: keysOf<PolicyConfig>({
     thresholdRatio: true, retainRatio: true, retainTokens: true, summarizationProvider: true, summarizationModel: true, maxTokens: true,
-    compactionRetries: true, maxOverflowRetries: true, modelPolicies: true, auto: true,
+    compactionRetries: true, maxOverflowRetries: true, modelPolicies: true, auto: true, profile: true, hardening: true,
   }) },
   ModelPolicy: { pointer: 'ModelPolicy', keys: keysOf<ModelPolicyConfig>({
     provider: true, model: true, thresholdRatio: true, retainRatio: true, retainTokens: true, summarizationProvider: true,
