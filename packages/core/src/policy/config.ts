@@ -6,6 +6,7 @@
  */
 import { assertNever } from '../errors.ts'
 import { deepFreeze } from '../log/json.ts'
+import { describe, isPlainObject } from './values.ts'
 import { resolveHardening, type HardeningConfig, type HardeningSpec, type PolicyProfile } from './hardening.ts'
 
 /** Why automatic policy runs (§3.4). `agent-request` is reserved by §3.4/Q-01 and deliberately absent. */
@@ -420,17 +421,4 @@ function checkKeys(raw: Raw, allowed: ReadonlySet<string>, prefix: string): void
       throw new CompactionConfigError('UNKNOWN_KEY', `${prefix}${key}`, `is not a known key; allowed: ${[...allowed].join(', ')}`)
     }
   }
-}
-
-function isPlainObject(v: unknown): v is Raw {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
-  const proto: unknown = Object.getPrototypeOf(v)
-  return proto === Object.prototype || proto === null
-}
-
-function describe(v: unknown): string {
-  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v)
-  if (typeof v === 'string') return JSON.stringify(v)
-  if (Array.isArray(v)) return 'an array'
-  return typeof v === 'object' ? 'an object' : typeof v
 }

@@ -9,6 +9,7 @@
  */
 import { assertNever } from '../errors.ts'
 import { deepFreeze } from '../log/json.ts'
+import { describe, isPlainObject } from './values.ts'
 
 /** The two policy profiles: the protocol as written, or the protocol plus the HARD rules. */
 export type PolicyProfile = 'faithful' | 'hardened'
@@ -215,17 +216,4 @@ function integer(params: Raw, name: string, key: string, min: number): number | 
     throw new HardeningConfigError(`${key}.${name}`, `must be an integer ≥ ${min}, got ${describe(v)}`)
   }
   return v
-}
-
-function isPlainObject(v: unknown): v is Raw {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
-  const proto: unknown = Object.getPrototypeOf(v)
-  return proto === Object.prototype || proto === null
-}
-
-function describe(v: unknown): string {
-  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v)
-  if (typeof v === 'string') return JSON.stringify(v)
-  if (Array.isArray(v)) return 'an array'
-  return typeof v === 'object' ? 'an object' : typeof v
 }

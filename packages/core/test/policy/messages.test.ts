@@ -33,7 +33,7 @@ describe('§3.2 rejection messages, in full', () => {
     [3, `${P}<config> must be a plain object, got 3`],
     [new Map(), `${P}<config> must be a plain object, got an object`],
     [{ treshold: 0.8 }, `${P}treshold is not a known key; allowed: thresholdRatio, retainRatio, retainTokens, summarizationProvider, ` +
-      'summarizationModel, maxTokens, compactionRetries, maxOverflowRetries, modelPolicies, auto (§3.2 rule 1)'],
+      'summarizationModel, maxTokens, compactionRetries, maxOverflowRetries, modelPolicies, auto, profile, hardening (§3.2 rule 1)'],
     [{ modelPolicies: [{ provider: 'p', model: 'm', auto: true }] }, `${P}modelPolicies[0].auto is not a known key; allowed: thresholdRatio, ` +
       'retainRatio, retainTokens, summarizationProvider, summarizationModel, maxTokens, compactionRetries, maxOverflowRetries, provider, model (§3.2 rule 1)'],
     [{ thresholdRatio: 0 }, `${P}thresholdRatio must be a finite number in (0, 1], got 0 (§3.2 rule 2)`],

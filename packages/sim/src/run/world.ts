@@ -618,27 +618,9 @@ function unfiredReason(fault: ResolvedFault, counts: WorldCounters, observed: bo
 function appendFaultHook(
   scenario: ResolvedScenario, counter: (id: string) => HookCounter, changed: () => void,
 ): Pick<SubjectHooks, 'rejectAppend'> {
-  const faults = scenario.faults.flatMap((f) => {
-    const matches = APPEND_FAULTS[f.kind]
-    return matches === undefined ? [] : [{ fault: f, matches }]
-  })
-  if (faults.length === 0) return {}
-  return {
-    rejectAppend: (draft) => {
-      for (const entry of faults) {
-        if (!entry.matches(draft)) continue
-        const c = counter(entry.fault.id)
-        c.seen++
-        changed()
-        const { occurrence } = entry.fault.when
-        if (c.seen < occurrence || c.seen >= occurrence + entry.fault.params.count) continue
-        c.fired++
-        changed()
-        return `${entry.fault.kind} storage fault: ${draft.type} not persisted`
-      }
-      return null
-    },
-  }
+  const refuse = countedRefusal(scenario, APPEND_FAULTS, counter, changed,
+    (kind, draft) => `${kind} storage fault: ${draft.type} not persisted`)
+  return refuse === null ? {} : { rejectAppend: refuse }
 }
 
 /**
@@ -648,26 +630,38 @@ function appendFaultHook(
 function flushFaultHook(
   scenario: ResolvedScenario, counter: (id: string) => HookCounter, changed: () => void,
 ): Pick<SubjectHooks, 'rejectFlush'> {
+  const refuse = countedRefusal(scenario, FLUSH_FAULTS, counter, changed,
+    (kind, bracket) => `${kind} storage fault: the session durability checkpoint failed after a ${bracket.failed ? 'failed' : 'committed'} bracket`)
+  return refuse === null ? {} : { rejectFlush: refuse }
+}
+
+/**
+ * One storage hook over the scenario's faults of a table (`kind` → which inputs it matches), or null when the
+ * scenario has none: a matching input counts as `seen`, and the `occurrence`-th one and the `count - 1` after it
+ * are refused (`fired`) with the message `why` gives.
+ */
+function countedRefusal<T>(
+  scenario: ResolvedScenario, table: Partial<Record<string, (input: T) => boolean>>,
+  counter: (id: string) => HookCounter, changed: () => void, why: (kind: string, input: T) => string,
+): ((input: T) => string | null) | null {
   const faults = scenario.faults.flatMap((f) => {
-    const matches = FLUSH_FAULTS[f.kind]
+    const matches = table[f.kind]
     return matches === undefined ? [] : [{ fault: f, matches }]
   })
-  if (faults.length === 0) return {}
-  return {
-    rejectFlush: (bracket) => {
-      for (const entry of faults) {
-        if (!entry.matches(bracket)) continue
-        const c = counter(entry.fault.id)
-        c.seen++
-        changed()
-        const { occurrence } = entry.fault.when
-        if (c.seen < occurrence || c.seen >= occurrence + entry.fault.params.count) continue
-        c.fired++
-        changed()
-        return `${entry.fault.kind} storage fault: the session durability checkpoint failed after a ${bracket.failed ? 'failed' : 'committed'} bracket`
-      }
-      return null
-    },
+  if (faults.length === 0) return null
+  return (input) => {
+    for (const entry of faults) {
+      if (!entry.matches(input)) continue
+      const c = counter(entry.fault.id)
+      c.seen++
+      changed()
+      const { occurrence } = entry.fault.when
+      if (c.seen < occurrence || c.seen >= occurrence + entry.fault.params.count) continue
+      c.fired++
+      changed()
+      return why(entry.fault.kind, input)
+    }
+    return null
   }
 }
 
