@@ -35,7 +35,7 @@ describe('sim conform with the example subject', () => {
     expect(report.summary.failed + report.summary.error).toBe(0)
     expect(report.summary.passed).toBe(report.summary.total - 2)
     expect(report.scenarios.filter((s) => s.counts?.crashes === 1).length).toBeGreaterThanOrEqual(5) // crash scenarios ran in the child
-    expect(run.stderr).toContain('core-adapter-example conforms at level must (pack v2)')
+    expect(run.stderr).toContain('core-adapter-example conforms at level must (pack v3)')
   }, 600_000) // the pack with its crash children: a liveness bound for a loaded machine, not a speed check
 
   it('the broken copy fails with INV-14 only (exit 1), annotated for GitHub with a job summary', async () => {
@@ -63,7 +63,7 @@ describe('sim conform with the example subject', () => {
       [files[1], await expectLine(files[1] ?? ''), 'INV-14'],
     ])
     expect(run.stdout).toContain('--subject module:')
-    expect(await readFile(summary, 'utf8')).toMatch(/^## ❌ conformance compaction-sim-conformance v2 \(must\) · core-adapter-example-broken: 1\/3 passed/)
+    expect(await readFile(summary, 'utf8')).toMatch(/^## ❌ conformance compaction-sim-conformance v3 \(must\) · core-adapter-example-broken: 1\/3 passed/)
     expect(run.stderr).toContain('core-adapter-example-broken does NOT conform at level must')
   }, 300_000)
 })

@@ -1,5 +1,5 @@
 /**
- * The conformance pack v2 (`packages/sim/conformance/pack.json`; the v1 files, judged as v2 judges): every entry is a valid scenario frozen
+ * The conformance pack v3 (`packages/sim/conformance/pack.json`; the v1 files, judged as v3 judges): every entry is a valid scenario frozen
  * from the catalog, `may` entries exercise an optional [seed-only] feature, and judging at `must` counts
  * only the §12 invariants and §13.4 durability.
  */
@@ -17,9 +17,9 @@ import { failed, passed, reportOf } from '../report/sample-report.ts'
 const pack = loadPack()
 const OPTIONAL = new Set(['imageOffload', 'summaryError', 'seriesHeaders'])
 
-describe('conformance pack v2', () => {
-  it('is version 2 with unique entries whose files load and whose catalog origin exists', async () => {
-    expect([pack.name, pack.version]).toEqual(['compaction-sim-conformance', 2])
+describe('conformance pack v3', () => {
+  it('is version 3 with unique entries whose files load and whose catalog origin exists', async () => {
+    expect([pack.name, pack.version]).toEqual(['compaction-sim-conformance', 3])
     expect(new Set(pack.scenarios.map((e) => e.file)).size).toBe(pack.scenarios.length)
     expect(pack.scenarios.length).toBeGreaterThanOrEqual(50)
     for (const entry of pack.scenarios) {

@@ -100,7 +100,7 @@ describe('sim init', () => {
     expect(report.summary.passed).toBe(report.summary.total - 3)
     // The crash scenarios ran the generated subject again in a child process.
     expect(report.scenarios.filter((s) => s.counts?.crashes === 1).length).toBeGreaterThanOrEqual(5)
-    expect(conform.stderr).toContain('my-adapter conforms at level must (pack v2)')
+    expect(conform.stderr).toContain('my-adapter conforms at level must (pack v3)')
   }, PACK_TIMEOUT_MS)
 
   it('the generated conformance.test.mjs runs under vitest (only the source condition added): a crash and a smoke scenario pass', async () => {
