@@ -184,8 +184,8 @@ export class CompactionEngine {
     if (this.hardening.failureBackoff !== null && this.backingOff()) return
     try {
       const r = await this.compactIfNeeded('pressure', signal)
-      this.backoff = null // HARD-1: a success (or nothing to do) resets the back-off
       if (r !== null) {
+        this.backoff = null // HARD-1: a committed pass resets the back-off (nothing to do leaves it as it is)
         const { shadowedRange: range } = r
         const what = `${r.shadowedSeqs.length} nodes (seqs ${range.start}-${range.end}, ~${r.shadowedTokenCount} tokens)`
         this.infoSink(`compaction (step pressure): shadowed ${what}`)
