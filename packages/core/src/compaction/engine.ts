@@ -181,8 +181,8 @@ export class CompactionEngine {
    */
   async preStep(signal?: AbortSignal): Promise<void> {
     if (!this.policy.auto || signal?.aborted === true) return
-    if (this.hardening.failureBackoff !== null && this.backingOff()) return
     try {
+      if (this.hardening.failureBackoff !== null && this.backingOff()) return // HARD-1 (measuring may throw: inside)
       const r = await this.compactIfNeeded('pressure', signal)
       if (r !== null) {
         this.backoff = null // HARD-1: a committed pass resets the back-off (nothing to do leaves it as it is)
