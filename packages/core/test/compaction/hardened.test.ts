@@ -49,6 +49,20 @@ describe('HARD-1 failure back-off (hardening.failureBackoff)', () => {
     expect(await attemptsOver(b, 14)).toEqual([1, 3, 6, 10, 14])
   })
 
+  it('hardened: a replaceGeneration move (an overflow compaction, never gated) lets the next pre-step try', async () => {
+    let fail = true
+    const switchable = { summarize: async (): Promise<SummaryOutput> => { if (fail) throw new SummarizerError({ code: 'UNKNOWN', message: 'down' }, {}); return ok } }
+    const config = { compactionRetries: 0, hardening: { failureBackoff: { minGrowthTokens: 1_000_000, baseSteps: 0 } } }
+    const b = bench({ prefix: PRE_STEP_3_2, config, engine: { summarizer: switchable } })
+    expect(await attemptsOver(b, 2)).toEqual([1])
+    const skips = (): number => b.infos.filter((m) => m.includes('hardened back-off')).length
+    expect(skips()).toBe(1)
+    fail = false
+    expect(await b.engine.compactIfNeeded('context-overflow')).not.toBeNull()
+    await b.engine.preStep()
+    expect(skips()).toBe(1) // the gate opened: the pass ran (and found the pressure relieved or compacted)
+  })
+
   it('hardened: a success resets the back-off', async () => {
     let calls = 0
     const flaky = { summarize: async (): Promise<SummaryOutput> => { if (++calls === 1) throw new SummarizerError({ code: 'UNKNOWN', message: 'once' }, {}); return ok } }
