@@ -13,7 +13,7 @@ import { frozenDenseList } from '../log/validate.ts'
 import type { LlmFailure, Message, TextBlock, UserMessage } from '../log/llm.ts'
 import { messageContent, type OpenBracket } from '../log/session-state.ts'
 import type { PricedNode } from '../meter/measurement.ts'
-import type { TokenMeter } from '../meter/meter.ts'
+import { envelopePrice, type TokenMeter } from '../meter/meter.ts'
 import { blocksPrice, fixedPrice, ROLE_OVERHEAD } from '../meter/price.ts'
 import { countImages, imageOffloadProjection, type ReadOnlyPathResolver } from '../offload/projection.ts'
 import { offloadCountOf, selectOffload, type RequestNode } from '../offload/select.ts'
@@ -23,7 +23,8 @@ import { deriveEventMessage } from '../surface/derive.ts'
 import { toolPairingBalancedAfter, toolPairingBalancedBefore } from '../surface/tool-pairing.ts'
 import { compactCheckpointSource, frameCheckpoint } from './checkpoint.ts'
 import {
-  BracketOwnerError, ManualCompactionError, SummarizerError, SummaryNotSmallerError, SurfaceChangedError,
+  BracketOwnerError, CheckpointBudgetError, ManualCompactionError, NotRelievedError, SummarizerError, SummaryNotSmallerError,
+  SurfaceChangedError,
 } from './errors.ts'
 import type { Summarizer, SummaryInput, SummaryOutput } from './summarizer.ts'
 
@@ -70,6 +71,21 @@ export interface BracketRequest {
   readonly sourceCommandId?: string
   /** Forwarded to the summarizer (§7.10); for a `null` owner also re-checked after the summary returned. */
   readonly signal?: AbortSignal
+  /** The hardened profile's extra shrink checks (HARD-3, HARD-4); absent = the §7.5 rule alone (faithful). */
+  readonly hardened?: HardenedShrink
+}
+
+/**
+ * Extra shrink conditions of the hardened profile (`docs/hardened.md`), checked right after the §7.5 rule and
+ * failing the attempt the same way (a summary failure; the bracket closes).
+ */
+export interface HardenedShrink {
+  /**
+   * HARD-3: `P_route(checkpoint) ≤ thresholdTokens − envelope − P_route(surface outside the span) − marginTokens`.
+   */
+  readonly checkpointBudget?: { readonly thresholdTokens: number; readonly marginTokens: number }
+  /** HARD-4: `P_route(checkpoint) < P_route(shadowed nodes)` at the meter's route prices. */
+  readonly meteredRelief?: boolean
 }
 
 /** Final class of a failed bracket (§7.9): a close failure is always `commit`; `cancelled` only for a `null` owner. */
@@ -256,6 +272,7 @@ class Bracket {
       const content = frameCheckpoint(summary)
       const framedTokens = blocksPrice(content) + ROLE_OVERHEAD // P_fixed of the framed checkpoint (§7.5, Q-10)
       if (framedTokens >= prepared.shadowedTokenCount) throw new SummaryNotSmallerError(framedTokens, prepared.shadowedTokenCount)
+      if (this.request.hardened !== undefined) this.checkHardened(this.request.hardened, content)
       this.revalidate(prepared) // §7.6, after the summarizer continuation (FAULT-79)
       stage = 'commit'
       return this.commit(prepared, output, summary, content, () => { closing = true })
@@ -343,6 +360,26 @@ class Bracket {
       messages,
     }
     return { shadowedTokenCount, input, regionNodes, baseline: this.owner === null ? nodes.slice(i, j + 1) : nodes }
+  }
+
+  /**
+   * HARD-3 and HARD-4 (`docs/hardened.md`): prices the framed checkpoint at the route's prices and compares it
+   * with the metered span (HARD-4) and with the headroom left under the threshold (HARD-3). Throws the failure.
+   */
+  private checkHardened(hardened: HardenedShrink, content: UserMessage['content']): void {
+    const { log, meter } = this.env
+    const checkpoint = blocksPrice(content, meter.imagePrice) + ROLE_OVERHEAD // P_route of the framed checkpoint
+    const m = meter.measure()
+    const i = log.state.surface.position(this.span.start)
+    let shadowed = 0
+    for (let k = 0; k < this.span.shadowedSeqs.length; k++) shadowed += m.nodes[i + k]?.tokens ?? 0
+    if (hardened.meteredRelief === true && checkpoint >= shadowed) throw new NotRelievedError(checkpoint, shadowed)
+    const budget = hardened.checkpointBudget
+    if (budget !== undefined) {
+      const rest = m.surfaceTokens - shadowed
+      const allowed = budget.thresholdTokens - envelopePrice(log.state.header?.header, log.dialect) - rest - budget.marginTokens
+      if (checkpoint > allowed) throw new CheckpointBudgetError(checkpoint, allowed)
+    }
   }
 
   /** The node's message after projection (§1.7, §6.5), or null. */

@@ -12,11 +12,12 @@ import type { Measurement } from '../meter/measurement.ts'
 import { TokenMeter } from '../meter/meter.ts'
 import { harnessReadOnlyPath, type ReadOnlyPathResolver } from '../offload/projection.ts'
 import type { CompactionPolicySpec, CompactionTrigger, RouteTarget } from '../policy/config.ts'
+import { hardeningOf, type HardeningSpec } from '../policy/hardening.ts'
 import { CompactionBusyError, evaluatePressure, PressureWarningGate, routedTarget } from '../policy/pressure.ts'
 import type { PruneSpec } from '../prune/config.ts'
 import { pruneSession } from '../prune/session.ts'
 import { selectCompactableRange } from '../range/select.ts'
-import { BracketFailure, runBracket, type BracketEnvironment, type CompactionResult } from './bracket.ts'
+import { BracketFailure, runBracket, type BracketEnvironment, type CompactionResult, type HardenedShrink } from './bracket.ts'
 import { CompactionConvergenceError, CompactionError, ManualCompactionError } from './errors.ts'
 import { LlmSummarizer, type Summarizer } from './summarizer.ts'
 
@@ -86,11 +87,19 @@ export class CompactionEngine {
   private readonly env: BracketEnvironment
   /** §3.9: target-pressure config errors warn once per route for this engine's lifetime (§11.5). */
   private readonly warnings = new PressureWarningGate()
+  /** The hardened rules of `policy` (all `null` when faithful). */
+  private readonly hardening: HardeningSpec
+  /**
+   * HARD-1 back-off after a failed automatic pressure attempt (`docs/hardened.md`); null when the last attempt
+   * succeeded or none failed. In memory only: a restored engine starts without back-off.
+   */
+  private backoff: FailureBackoffState | null = null
 
   constructor(options: CompactionEngineOptions) {
     this.log = options.log
     this.runtime = options.runtime
     this.policy = options.policy
+    this.hardening = hardeningOf(options.policy)
     this.pruner = options.pruner
     this.clock = options.clock
     this.readOnlyPath = options.readOnlyPath ?? harnessReadOnlyPath
@@ -173,14 +182,73 @@ export class CompactionEngine {
   async preStep(signal?: AbortSignal): Promise<void> {
     if (!this.policy.auto || signal?.aborted === true) return
     try {
+      if (this.hardening.failureBackoff !== null && this.backingOff()) return // HARD-1 (measuring may throw: inside)
       const r = await this.compactIfNeeded('pressure', signal)
       if (r !== null) {
+        this.backoff = null // HARD-1: a committed pass resets the back-off (nothing to do leaves it as it is)
         const { shadowedRange: range } = r
         const what = `${r.shadowedSeqs.length} nodes (seqs ${range.start}-${range.end}, ~${r.shadowedTokenCount} tokens)`
         this.infoSink(`compaction (step pressure): shadowed ${what}`)
       }
     } catch (err) {
+      if (this.hardening.failureBackoff !== null) this.noteFailure(err)
       if (this.warnings.shouldWarn(err)) this.warnSink(`step compaction failed: ${errorChain(err)}; continuing the turn`)
+    }
+  }
+
+  /**
+   * HARD-1: true when this pre-step is skipped because the last automatic attempt failed and either the surface
+   * has not changed enough (`minGrowthTokens` of priced surface, or a `replaceGeneration` move) or the back-off
+   * (`baseSteps · 2^(failures−1)`, at most `maxSteps` pre-steps) has not elapsed. Writes nothing to the log.
+   */
+  private backingOff(): boolean {
+    const state = this.backoff
+    const rule = this.hardening.failureBackoff
+    if (state === null || rule === null) return false
+    state.skipped++
+    const grown = this.meter.measure().surfaceTokens - state.surfaceTokens
+    const moved = this.log.state.surface.replaceGeneration !== state.generation
+    const wait = Math.min(rule.maxSteps, rule.baseSteps * 2 ** Math.min(state.failures - 1, 30))
+    if ((grown >= rule.minGrowthTokens || moved) && state.skipped > wait) return false
+    this.infoSink(`compaction (step pressure): hardened back-off after ${state.failures} failed attempt(s): ` +
+      `pre-step ${state.skipped} of ${wait}, surface +${grown} tokens of ${rule.minGrowthTokens}` +
+      `${moved ? ', replaceGeneration moved' : ''}; skipped`)
+    return true
+  }
+
+  /** HARD-1: records a failed (or non-converging) automatic attempt; busy and configuration errors are not failures. */
+  private noteFailure(err: unknown): void {
+    if (!(err instanceof CompactionError) && !(err instanceof CompactionConvergenceError)) return
+    this.backoff = {
+      failures: (this.backoff?.failures ?? 0) + 1,
+      skipped: 0,
+      surfaceTokens: this.meter.measure().surfaceTokens,
+      generation: this.log.state.surface.replaceGeneration,
+    }
+  }
+
+  /** The hardened shrink checks (HARD-3 when a threshold is known, HARD-4), or undefined when none is on. */
+  private hardenedShrink(thresholdTokens: number | undefined): HardenedShrink | undefined {
+    const budget = this.hardening.checkpointBudget
+    const relief = this.hardening.meteredRelief !== null
+    const withBudget = budget !== null && thresholdTokens !== undefined
+    if (!withBudget && !relief) return undefined
+    return {
+      ...(withBudget ? { checkpointBudget: { thresholdTokens, marginTokens: budget.marginTokens } } : {}),
+      ...(relief ? { meteredRelief: true } : {}),
+    }
+  }
+
+  /** One automatic bracket (pressure or overflow) with the hardened shrink checks when any is on. */
+  private async compactAutomatic(
+    start: number, end: number, signal: AbortSignal | undefined, hardened: HardenedShrink | undefined,
+  ): Promise<CompactionResult> {
+    if (hardened === undefined) return this.compactRegion(start, end, signal)
+    try {
+      return await runBracket(this.env, { start, end, owner: 'current-turn', ...(signal === undefined ? {} : { signal }), hardened })
+    } catch (err) {
+      if (err instanceof BracketFailure) throw automaticError(err)
+      throw err
     }
   }
 
@@ -208,6 +276,7 @@ export class CompactionEngine {
       m = this.meter.measure()
       if (m.totalTokens < thresholdTokens) return null
     }
+    const hardened = this.hardenedShrink(thresholdTokens)
     const attempts = decision.policy.compactionRetries + 1 // step 10
     let result: CompactionResult | null = null
     for (let attempt = 0; attempt < attempts; attempt++) {
@@ -216,7 +285,7 @@ export class CompactionEngine {
         if (result === null) return null
         break
       }
-      result = await this.compactRegion(range.start, range.end, signal)
+      result = await this.compactAutomatic(range.start, range.end, signal, hardened)
       m = this.meter.measure()
       if (m.totalTokens < thresholdTokens) return result
     }
@@ -230,7 +299,7 @@ export class CompactionEngine {
     if (this.pruner !== undefined) pruneSession(this.log, this.pruner, this.clock, { readOnlyPath: this.readOnlyPath })
     const range = selectCompactableRange(this.log, this.meter.measure(), 0) // steps 3–4: retain only the newest unit
     if (range === null) return null
-    return this.compactRegion(range.start, range.end, signal) // step 6: one attempt
+    return this.compactAutomatic(range.start, range.end, signal, this.hardenedShrink(undefined)) // step 6: one attempt
   }
 
   private async runManual(
@@ -285,6 +354,14 @@ export class CompactionEngine {
       reservation.release() // §3.7 step 5: after the flush, in every case
     }
   }
+}
+
+/** HARD-1 back-off state: consecutive failures, pre-steps skipped since the last, the surface at that failure. */
+interface FailureBackoffState {
+  failures: number
+  skipped: number
+  surfaceTokens: number
+  generation: number
 }
 
 /** The automatic caller's error for a failed bracket (§7.9 "error thrown"); cancellation never applies there. */

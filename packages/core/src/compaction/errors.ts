@@ -117,3 +117,43 @@ export class BracketOwnerError extends Error {
   override readonly name = 'BracketOwnerError'
   readonly code = 'OWNER'
 }
+
+/**
+ * HARD-3 (hardened profile, `docs/hardened.md`): the framed checkpoint leaves too little headroom under the
+ * pressure threshold. A summary failure: the bracket closes, and the pressure path counts it as a failure.
+ */
+export class CheckpointBudgetError extends Error {
+  override readonly name = 'CheckpointBudgetError'
+  readonly code = 'CHECKPOINT_BUDGET'
+  /** `P_route` of the framed checkpoint. */
+  readonly checkpointTokens: number
+  /** threshold − envelope − rest of the surface − margin. */
+  readonly budgetTokens: number
+
+  constructor(checkpointTokens: number, budgetTokens: number) {
+    super(`checkpoint over its budget (hardened HARD-3): ${checkpointTokens} route tokens > ${budgetTokens} ` +
+      '(threshold − envelope − retained surface − margin)')
+    this.checkpointTokens = checkpointTokens
+    this.budgetTokens = budgetTokens
+  }
+}
+
+/**
+ * HARD-4 (hardened profile, `docs/hardened.md`): the framed checkpoint is not cheaper than what it shadows at
+ * the route's prices (`P_route`), though it may pass the §7.5 `P_fixed` rule. A summary failure.
+ */
+export class NotRelievedError extends Error {
+  override readonly name = 'NotRelievedError'
+  readonly code = 'NOT_RELIEVED'
+  /** `P_route` of the framed checkpoint. */
+  readonly checkpointTokens: number
+  /** `P_route` of the shadowed nodes as metered. */
+  readonly shadowedRouteTokens: number
+
+  constructor(checkpointTokens: number, shadowedRouteTokens: number) {
+    super(`summary gives no metered relief (hardened HARD-4): ${checkpointTokens} route tokens >= ` +
+      `${shadowedRouteTokens} route tokens shadowed`)
+    this.checkpointTokens = checkpointTokens
+    this.shadowedRouteTokens = shadowedRouteTokens
+  }
+}

@@ -10,6 +10,7 @@ import { eventItems, fileItems, TornTail, type DroppedTail, type InputItem } fro
 import { RepairLookahead } from './lookahead.ts'
 import type { MeterTaint } from './meter.ts'
 import { CheckerModel } from './model.ts'
+import { hardenedChecks } from './hardened-policy.ts'
 import { CHECKS } from './registry.ts'
 import {
   CheckInputError, discoverManifest, loadManifest, loadRequests, resolveRunInputs, sortRequests, validateManifest, validateRequest,
@@ -92,7 +93,8 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   }
   const ctx: RunContext = { dialect, inputs, requests, world }
   const model = new CheckerModel(dialect, inputs)
-  const dispatcher = new Dispatcher(CHECKS, ctx)
+  const checks = [...CHECKS, ...hardenedChecks(inputs)] // issue #19: HARD checks only under their rule
+  const dispatcher = new Dispatcher(checks, ctx)
   let alive = true
   const lookahead = new RepairLookahead((item) => {
     if (alive) alive = dispatcher.item(item, model)
@@ -134,7 +136,7 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
     manifestPath: inputs.manifestPath,
     violations,
     suppressed: dispatcher.suppressed,
-    coverage: dispatcher.coverageOf(CHECKS),
+    coverage: dispatcher.coverageOf(checks),
     tornTail,
     meterTaint: model.meter.taint,
     internalErrors,

@@ -24,11 +24,17 @@ export const WORLD_CHECK_IDS = ['WORLD-01', 'WORLD-02', 'WORLD-03', 'WORLD-04', 
 /** One world-truth check id. */
 export type WorldCheckId = (typeof WORLD_CHECK_IDS)[number]
 
-/** The id of any registered check: a §12 invariant or a world-truth check. */
-export type CheckId = InvariantId | WorldCheckId
+/** The hardened profile's checks (issue #19, `hardened-policy.ts`), listed only when the manifest turns their rule on. */
+export const HARD_CHECK_IDS = ['HARD-1', 'HARD-2', 'HARD-3', 'HARD-4', 'HARD-5', 'HARD-6', 'HARD-7', 'HARD-8'] as const
+
+/** One hardened-profile check id. */
+export type HardCheckId = (typeof HARD_CHECK_IDS)[number]
+
+/** The id of any registered check: a §12 invariant, a world-truth check or a hardened-profile check. */
+export type CheckId = InvariantId | WorldCheckId | HardCheckId
 
 /** The §12 families; one checker module each. */
-export type Family = 'log-surface' | 'bracket' | 'pruning' | 'policy' | 'recovery' | 'offload' | 'reconstruction' | 'lifecycle' | 'world'
+export type Family = 'log-surface' | 'bracket' | 'pruning' | 'policy' | 'recovery' | 'offload' | 'reconstruction' | 'lifecycle' | 'world' | 'hardened'
 
 /**
  * A broken protocol promise: `seq` is the event where it was detected, `message` names the other events

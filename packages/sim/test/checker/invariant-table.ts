@@ -30,6 +30,7 @@ export const FAMILY_MODULE: Record<Family, string> = {
   reconstruction: 'reconstruction.ts',
   lifecycle: 'lifecycle.ts',
   world: 'world.ts',
+  hardened: 'hardened-policy.ts',
 }
 
 /** One test that exercises an invariant: its file (in `test/checker/`) and its title (inside the groups the header names). */

@@ -13,6 +13,7 @@ const FAMILIES: Record<Family, [number, number]> = {
   reconstruction: [41, 44],
   lifecycle: [45, 47],
   world: [1, 6],
+  hardened: [1, 8],
 }
 
 describe('checker registry', () => {

@@ -122,7 +122,7 @@ describe('validateRunReport', () => {
       '$.scenarios[0].status: must be one of "passed", "failed", "skipped", "error"',
     ])
     expect(validateRunReport(edited([['scenarios', 0, 'violations'], [{ id: 'INV-99', seq: 1, message: '' }]]))).toEqual([
-      '$.scenarios[0].violations[0].id: must be one of "INV-01", "INV-02", "INV-03", …, "WORLD-05", "WORLD-06"',
+      '$.scenarios[0].violations[0].id: must be one of "INV-01", "INV-02", "INV-03", …, "HARD-7", "HARD-8"',
     ])
     expect(validateRunReport(edited([['schemaVersion'], 2]))).toEqual(['$.schemaVersion: must be 1'])
   })
