@@ -127,6 +127,8 @@ export interface PolicyOverride {
   contextWindow?: number
   /** The summary route's summarizer (issue #20: a sweep over `summarizer:` definitions). */
   summarizer?: SummarizerConfig
+  /** The policy profile (`policy.profile`, issue #19: a sweep's `profile` axis); the scenario's `hardening` stays. */
+  profile?: 'faithful' | 'hardened'
 }
 
 /** `raw` with `override` applied (a copy; `raw` is not modified). */
@@ -138,6 +140,7 @@ export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Sc
     policy.retainRatio = override.retainRatio
     delete policy.retainTokens
   }
+  if (override.profile !== undefined) policy.profile = override.profile
   doc.policy = policy
   if (override.pruner === false) doc.pruner = false
   if (override.pruner === true) doc.pruner = doc.pruner === undefined || doc.pruner === false ? {} : doc.pruner
