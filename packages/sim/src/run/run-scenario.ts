@@ -144,7 +144,13 @@ export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Sc
   doc.policy = policy
   if (override.pruner === false) doc.pruner = false
   if (override.pruner === true) doc.pruner = doc.pruner === undefined || doc.pruner === false ? {} : doc.pruner
-  if (override.contextWindow !== undefined) doc.provider = { ...doc.provider, contextWindow: override.contextWindow }
+  if (override.contextWindow !== undefined) {
+    // With routes the window belongs to a route (the shorthand's key is refused there): the conversation route's.
+    const routes = doc.provider.routes
+    const conversation = routes?.find((r) => r.model === doc.provider.conversation) ?? routes?.[0]
+    if (routes === undefined || conversation === undefined) doc.provider = { ...doc.provider, contextWindow: override.contextWindow }
+    else conversation.contextWindow = override.contextWindow
+  }
   if (override.summarizer !== undefined) {
     // The summary route: the one `provider.summary` names, else the first route, else the single-route shorthand.
     const routes = doc.provider.routes

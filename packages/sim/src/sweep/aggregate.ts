@@ -52,12 +52,13 @@ export function cellMetricsOf(runs: readonly SweepRunMetrics[], objective?: Swee
 }
 
 /** The `profile`-axis sums of a cell (issue #19): rejections, summary calls and compactions per 100 turns. */
-function profileSums(runs: readonly SweepRunMetrics[]): Pick<SweepCellMetrics, 'providerRejections' | 'summaryCalls' | 'compactionsPer100Turns'> {
+function profileSums(runs: readonly SweepRunMetrics[]): Pick<SweepCellMetrics, 'providerRejections' | 'summaryCalls' | 'turnsCompleted' | 'compactionsPer100Turns'> {
   const turns = runs.reduce((n, r) => n + r.turns, 0)
   const compactions = runs.reduce((n, r) => n + r.compactions, 0)
   return {
     providerRejections: runs.reduce((n, r) => n + (r.providerRejections ?? 0), 0),
     summaryCalls: runs.reduce((n, r) => n + (r.summaryCalls ?? 0), 0),
+    turnsCompleted: runs.reduce((n, r) => n + (r.turnsCompleted ?? 0), 0),
     compactionsPer100Turns: turns === 0 ? null : round((100 * compactions) / turns, 2),
   }
 }

@@ -51,7 +51,7 @@ export async function runSweepJob(job: SweepJob): Promise<SweepJobResult> {
   const requests = report.artifacts === undefined ? [] : await readCapture(join(job.outDir, report.artifacts.requests))
   const facts = report.status === 'passed' || report.status === 'failed' ? await factsOf(job, report.seed) : []
   const metrics = runMetricsOf(report, requests, facts)
-  return { index: job.index, cellId: job.cellId, metrics: job.policy.profile === undefined ? metrics : { ...metrics, ...profileMetricsOf(requests) } }
+  return { index: job.index, cellId: job.cellId, metrics: job.policy.profile === undefined ? metrics : { ...metrics, ...profileMetricsOf(requests, report) } }
 }
 
 /** The transcript's current facts (`Transcript.facts` without the superseded ones). */
@@ -114,10 +114,13 @@ export function runMetricsOf(report: ScenarioReport, requests: readonly Captured
 /**
  * The extra run metrics of a `profile` axis (issue #19), from the run's captured requests: provider rejections
  * (requests of either purpose that ended in `error`: the provider refused them) and summary calls (compaction
- * requests dispatched, whatever their outcome).
+ * requests dispatched, whatever their outcome), and the turns the report's outcomes call `completed`.
  */
-export function profileMetricsOf(requests: readonly CapturedRequest[]): Pick<SweepRunMetrics, 'providerRejections' | 'summaryCalls'> {
+export function profileMetricsOf(
+  requests: readonly CapturedRequest[], report: ScenarioReport,
+): Pick<SweepRunMetrics, 'providerRejections' | 'summaryCalls' | 'turnsCompleted'> {
   return {
+    turnsCompleted: (report.outcomes ?? []).filter((o) => o.kind === 'completed').length,
     providerRejections: requests.filter((r) => r.outcome === 'error').length,
     summaryCalls: requests.filter((r) => r.purpose === 'compaction').length,
   }

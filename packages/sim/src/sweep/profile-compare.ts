@@ -13,6 +13,7 @@ export interface ProfileFigures {
   /** Why a run errored or was skipped (e.g. the scenario does not load under the profile). */
   reason?: string
   turns: number
+  turnsCompleted: number
   providerRejections: number
   overflowIncidents: number
   summaryCalls: number
@@ -47,6 +48,7 @@ function figuresOf(runs: readonly SweepRunMetrics[]): ProfileFigures {
     status: statuses.length === 1 ? statuses[0] as SweepRunMetrics['status'] : 'mixed',
     ...(reasons.length === 0 ? {} : { reason: reasons.join('; ') }),
     turns,
+    turnsCompleted: sum((r) => r.turnsCompleted ?? 0),
     providerRejections: sum((r) => r.providerRejections ?? 0),
     overflowIncidents: sum((r) => r.overflowIncidents),
     summaryCalls: sum((r) => r.summaryCalls ?? 0),
@@ -90,14 +92,15 @@ export function profileGroups(report: SweepReport): ProfileGroup[] {
 
 /** The column heads of the comparison, in order (each shown once per profile). */
 export const PROFILE_COLUMNS = [
-  'turns', 'rejections', 'overflow', 'summary calls', 'compactions / 100 turns', 'cache reuse', 'cost', 'pressure max',
+  'turns completed', 'rejections', 'overflow', 'summary calls', 'compactions / 100 turns', 'cache reuse', 'cost', 'pressure max',
 ] as const
 
 /** The cells of one profile's figures as text, in `PROFILE_COLUMNS` order; a missing or failed run says why. */
 export function figureTexts(f: ProfileFigures | null | undefined): string[] {
   if (f === null || f === undefined) return ['not run', '', '', '', '', '', '', '']
+  // `completed/all`, or why the run did not happen (a scenario that does not load under the profile, …)
   const pct = (v: number | null): string => (v === null ? 'n/a' : `${(v * 100).toFixed(1)}%`)
-  const head = f.status === 'error' || f.status === 'skipped' ? `${f.status}: ${f.reason ?? 'no reason given'}` : String(f.turns)
+  const head = f.status === 'error' || f.status === 'skipped' ? `${f.status}: ${f.reason ?? 'no reason given'}` : `${f.turnsCompleted}/${f.turns}`
   return [
     head, String(f.providerRejections), String(f.overflowIncidents), String(f.summaryCalls),
     f.compactionsPer100Turns === null ? 'n/a' : f.compactionsPer100Turns.toFixed(2), pct(f.cacheReuse),

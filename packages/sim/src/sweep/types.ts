@@ -100,6 +100,8 @@ export interface SweepRunMetrics {
    */
   providerRejections?: number
   summaryCalls?: number
+  /** Turns whose outcome is `completed` (issue #19; present under a `profile` axis). */
+  turnsCompleted?: number
 }
 
 /** Sums over a cell's runs. */
@@ -138,6 +140,7 @@ export interface SweepCellMetrics {
    */
   providerRejections?: number
   summaryCalls?: number
+  turnsCompleted?: number
   compactionsPer100Turns?: number | null
 }
 

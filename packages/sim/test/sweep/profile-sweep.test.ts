@@ -37,7 +37,7 @@ afterAll(async () => rm(dir, { recursive: true, force: true }))
 /** `value` without the keys only a `profile` axis adds. */
 function withoutProfileKeys<T extends SweepRunMetrics | SweepCellMetrics>(value: T): Partial<T> {
   const copy: Record<string, unknown> = { ...value }
-  for (const key of ['providerRejections', 'summaryCalls', 'compactionsPer100Turns', 'cacheReuse']) delete copy[key]
+  for (const key of ['providerRejections', 'summaryCalls', 'turnsCompleted', 'compactionsPer100Turns', 'cacheReuse']) delete copy[key]
   return copy as Partial<T>
 }
 
@@ -51,6 +51,8 @@ describe('sim sweep --profile', () => {
     for (const cell of profiled.cells) {
       const m = cell.metrics as SweepCellMetrics
       expect(m.turns).toBeGreaterThan(0)
+      expect(m.turnsCompleted).toBeGreaterThan(0)
+      expect(m.turnsCompleted).toBeLessThanOrEqual(m.turns)
       expect(m.summaryCalls).toBeGreaterThanOrEqual(m.compactions)
       expect(m.providerRejections).toBeTypeOf('number')
       expect(m.compactionsPer100Turns).toBe(Math.round((10000 * m.compactions) / m.turns) / 100)
@@ -75,7 +77,7 @@ describe('sim sweep --profile', () => {
   it('puts both profiles side by side in the Markdown table and the HTML page, per scenario and in total', () => {
     const md = renderSweepMarkdown(profiled)
     expect(md).toContain('## Profiles: faithful vs hardened')
-    expect(md).toContain('| scenario | turns (faithful) | turns (hardened) | rejections (faithful) | rejections (hardened) |')
+    expect(md).toContain('| scenario | turns completed (faithful) | turns completed (hardened) | rejections (faithful) | rejections (hardened) |')
     expect(md).toContain(`| ${SCENARIO} |`)
     expect(md).toContain('| **total** |')
     const html = renderSweepHtml(profiled)

@@ -15,13 +15,13 @@ const run: Required<SweepRunMetrics> = {
   file: 'scenarios/sweep/deep-steps.yaml', seed: 103, status: 'failed', reason: 'r', turns: 8, requests: 30, compactions: 2, prunes: 3,
   failedBrackets: 1, overflowIncidents: 1, pressureMax: 0.9, pressureMean: 0.5, summaryPromptTokens: 900, promptTokens: 9000,
   cachedTokens: 7000, cost: 0.01, violations: 0, violationIds: [], factsTotal: 4, factsKept: 3, probesPlanted: 40, probesVisible: 31,
-  providerRejections: 1, summaryCalls: 3,
+  providerRejections: 1, summaryCalls: 3, turnsCompleted: 7,
 }
 const metrics: Required<SweepCellMetrics> = {
   runs: 1, runsNotPassed: 1, turns: 8, compactions: 2, prunes: 3, failedBrackets: 1, overflowIncidents: 1, pressureMax: 0.9,
   pressureMean: 0.5, summaryPromptTokens: 900, promptTokens: 9000, cachedTokens: 7000, uncachedTokens: 2000, cost: null, violations: 0,
   retention: 0.75, probeRetention: 0.775, cacheReuse: 0.7778,
-  providerRejections: 1, summaryCalls: 3, compactionsPer100Turns: 25,
+  providerRejections: 1, summaryCalls: 3, turnsCompleted: 7, compactionsPer100Turns: 25,
 }
 const cell: Required<SweepCell> = {
   index: 0, id: 'w8000-t0.8-r0.1-p1', policy, status: 'ran', skipReason: 's', metrics, runs: [run], pareto: true,
@@ -50,8 +50,8 @@ describe('sweep-report.schema.json', () => {
     const pairs: Array<[Definition, object, string[]]> = [
       [schema, report, ['shard']],
       [schema.definitions['policy'] ?? {}, policy, ['summarizer', 'profile']],
-      [schema.definitions['run'] ?? {}, run, ['reason', 'probesPlanted', 'probesVisible', 'providerRejections', 'summaryCalls']],
-      [schema.definitions['cellMetrics'] ?? {}, metrics, ['probeRetention', 'cacheReuse', 'providerRejections', 'summaryCalls', 'compactionsPer100Turns']],
+      [schema.definitions['run'] ?? {}, run, ['reason', 'probesPlanted', 'probesVisible', 'providerRejections', 'summaryCalls', 'turnsCompleted']],
+      [schema.definitions['cellMetrics'] ?? {}, metrics, ['probeRetention', 'cacheReuse', 'providerRejections', 'summaryCalls', 'turnsCompleted', 'compactionsPer100Turns']],
       [schema.definitions['cell'] ?? {}, cell, ['skipReason', 'metrics', 'runs', 'pareto']],
       [schema.definitions['grid'] ?? {}, grid, ['summarizer', 'objective', 'profile']],
       [schema.definitions['recommendation'] ?? {}, recommendation, []],
