@@ -87,6 +87,19 @@ describe('sim sweep --profile', () => {
   })
 })
 
+describe('a run that cannot load under a profile', () => {
+  it('shows error and its reason in that profile\'s row, in Markdown and HTML', () => {
+    const broken = structuredClone(profiled)
+    const hardened = broken.cells[1]
+    const run = hardened?.runs?.[0]
+    if (hardened === undefined || run === undefined) throw new Error('the profiled sweep has no hardened run')
+    Object.assign(run, { status: 'error', reason: 'policy: invalid compaction config: hardening.x is unknown', turns: 0 })
+    const md = renderSweepMarkdown(broken)
+    expect(md).toMatch(new RegExp(`\\| ${SCENARIO} \\| \\d+/\\d+ \\| error: policy: invalid compaction config: hardening\\.x is unknown \\|`))
+    expect(renderSweepHtml(broken)).toContain('<td class="failed">error: policy: invalid compaction config: hardening.x is unknown</td>')
+  })
+})
+
 describe('the profile axis of a grid', () => {
   it('reads --profile and profile: in a fixed order and names the source of a bad value', () => {
     expect(gridFromFlags({ profile: 'hardened' }).profile).toEqual(['hardened'])
