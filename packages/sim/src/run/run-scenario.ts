@@ -127,6 +127,8 @@ export interface PolicyOverride {
   contextWindow?: number
   /** The summary route's summarizer (issue #20: a sweep over `summarizer:` definitions). */
   summarizer?: SummarizerConfig
+  /** The policy profile (`policy.profile`, issue #19: a sweep's `profile` axis); the scenario's `hardening` stays. */
+  profile?: 'faithful' | 'hardened'
 }
 
 /** `raw` with `override` applied (a copy; `raw` is not modified). */
@@ -138,10 +140,17 @@ export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Sc
     policy.retainRatio = override.retainRatio
     delete policy.retainTokens
   }
+  if (override.profile !== undefined) policy.profile = override.profile
   doc.policy = policy
   if (override.pruner === false) doc.pruner = false
   if (override.pruner === true) doc.pruner = doc.pruner === undefined || doc.pruner === false ? {} : doc.pruner
-  if (override.contextWindow !== undefined) doc.provider = { ...doc.provider, contextWindow: override.contextWindow }
+  if (override.contextWindow !== undefined) {
+    // With routes the window belongs to a route (the shorthand's key is refused there): the conversation route's.
+    const routes = doc.provider.routes
+    const conversation = routes?.find((r) => r.model === doc.provider.conversation) ?? routes?.[0]
+    if (routes === undefined || conversation === undefined) doc.provider = { ...doc.provider, contextWindow: override.contextWindow }
+    else conversation.contextWindow = override.contextWindow
+  }
   if (override.summarizer !== undefined) {
     // The summary route: the one `provider.summary` names, else the first route, else the single-route shorthand.
     const routes = doc.provider.routes

@@ -20,9 +20,9 @@ export function sweepIdOf(grid: SweepGrid, scenarios: readonly string[]): string
 
 /**
  * Sums `runs` into a cell's metrics (runs in job order). `probeRetention` is there when some run reports probes;
- * `cacheReuse` under the `retention` objective.
+ * `cacheReuse` under the `retention` objective or a `profile` axis (`profiled`), which also adds the issue #19 sums.
  */
-export function cellMetricsOf(runs: readonly SweepRunMetrics[], objective?: SweepGrid['objective']): SweepCellMetrics {
+export function cellMetricsOf(runs: readonly SweepRunMetrics[], objective?: SweepGrid['objective'], profiled = false): SweepCellMetrics {
   const sum = (pick: (r: SweepRunMetrics) => number): number => runs.reduce((n, r) => n + pick(r), 0)
   const factsTotal = sum((r) => r.factsTotal)
   const promptTokens = sum((r) => r.promptTokens)
@@ -46,7 +46,20 @@ export function cellMetricsOf(runs: readonly SweepRunMetrics[], objective?: Swee
     violations: sum((r) => r.violations),
     retention: factsTotal === 0 ? null : round(sum((r) => r.factsKept) / factsTotal),
     ...probeRetentionOf(runs),
-    ...(objective === 'retention' ? { cacheReuse: promptTokens === 0 ? null : round(cachedTokens / promptTokens) } : {}),
+    ...(objective === 'retention' || profiled ? { cacheReuse: promptTokens === 0 ? null : round(cachedTokens / promptTokens) } : {}),
+    ...(profiled ? profileSums(runs) : {}),
+  }
+}
+
+/** The `profile`-axis sums of a cell (issue #19): rejections, summary calls and compactions per 100 turns. */
+function profileSums(runs: readonly SweepRunMetrics[]): Pick<SweepCellMetrics, 'providerRejections' | 'summaryCalls' | 'turnsCompleted' | 'compactionsPer100Turns'> {
+  const turns = runs.reduce((n, r) => n + r.turns, 0)
+  const compactions = runs.reduce((n, r) => n + r.compactions, 0)
+  return {
+    providerRejections: runs.reduce((n, r) => n + (r.providerRejections ?? 0), 0),
+    summaryCalls: runs.reduce((n, r) => n + (r.summaryCalls ?? 0), 0),
+    turnsCompleted: runs.reduce((n, r) => n + (r.turnsCompleted ?? 0), 0),
+    compactionsPer100Turns: turns === 0 ? null : round((100 * compactions) / turns, 2),
   }
 }
 

@@ -10,7 +10,7 @@ import {
   CompactionConfigError, TargetPressureConfigError, resolveCompactSpec, resolveCompactionConfig, resolveTargetPolicy,
 } from '@compaction-sim/core'
 import { UsageError } from '../cli/exit-codes.ts'
-import type { SweepGrid, SweepPolicy } from './types.ts'
+import type { SweepGrid, SweepPolicy, SweepProfile } from './types.ts'
 import type { ScenarioIssue } from '../scenario/errors.ts'
 import { resolveSummarizer } from '../scenario/resolve-summarizer.ts'
 import type { SummarizerConfig } from '../scenario/types.ts'
@@ -26,8 +26,11 @@ const RANGE_VALUES_MAX = 1000
 
 /** The keys a grid file may hold. */
 const GRID_KEYS = [
-  'thresholdRatio', 'retainRatio', 'pruner', 'contextWindow', 'seeds', 'compactionsPerTurnMax', 'summarizer', 'objective',
+  'thresholdRatio', 'retainRatio', 'pruner', 'contextWindow', 'seeds', 'compactionsPerTurnMax', 'summarizer', 'objective', 'profile',
 ] as const
+
+/** The values of the `profile` axis (issue #19), in cell order. */
+export const SWEEP_PROFILES: readonly SweepProfile[] = ['faithful', 'hardened']
 
 /** The values of `objective` (issue #20). */
 export const SWEEP_OBJECTIVES = ['cost', 'retention'] as const
@@ -95,6 +98,8 @@ export interface GridFlags {
   seeds?: string
   /** `cost` (default) or `retention` (issue #20). */
   objective?: string
+  /** `faithful`, `hardened` or both, comma-separated (issue #19). */
+  profile?: string
 }
 
 /** The grid of inline flags; throws `UsageError` naming the flag. */
@@ -123,6 +128,7 @@ export function gridFromFlags(flags: GridFlags): SweepGrid {
     seeds: axis(numbers('seeds', flags.seeds, [])),
     compactionsPerTurnMax: COMPACTIONS_PER_TURN_MAX_DEFAULT,
     ...objectiveOf(flags.objective, '--objective'),
+    ...(flags.profile === undefined ? {} : { profile: profileAxis(flags.profile.split(','), '--profile') }),
   }, (key) => GRID_KEY_FLAGS[key] ?? '--threshold/--retain/--pruner/--window')
 }
 
@@ -152,6 +158,21 @@ function summarizerAxis(node: Node | null, at: (offset: number) => string): Summ
     }
     return value
   })
+}
+
+/**
+ * The `profile` axis (issue #19): each value `faithful` or `hardened`, de-duplicated, in the fixed order faithful
+ * then hardened; throws `UsageError` naming `where` for another value or an empty list.
+ */
+export function profileAxis(values: readonly unknown[], where: string): SweepProfile[] {
+  const words = values.map((v) => (typeof v === 'string' ? v.trim() : v))
+  for (const w of words) {
+    if (w !== 'faithful' && w !== 'hardened') {
+      throw new UsageError(`${where}: expected faithful, hardened or both, got ${JSON.stringify(w)}`)
+    }
+  }
+  if (words.length === 0) throw new UsageError(`${where}: expected faithful, hardened or both`)
+  return SWEEP_PROFILES.filter((p) => words.includes(p))
 }
 
 /** The inline flag of each grid key (`sim sweep --threshold` sets `thresholdRatio`), for error messages. */
@@ -200,6 +221,10 @@ export function parseGrid(text: string, file: string): SweepGrid {
     const valueAt = at(valueNode?.range?.[0] ?? keyNode?.range?.[1] ?? 0)
     where.set(key, valueAt)
     if (key === 'summarizer') raw.summarizer = summarizerAxis(valueNode, at)
+    else if (key === 'profile') {
+      const value: unknown = valueNode === null ? [] : valueNode.toJSON()
+      raw.profile = profileAxis(Array.isArray(value) ? value : [value], `${valueAt}: profile`)
+    }
     else if (key === 'objective') raw.objective = objectiveOf(isScalar(valueNode) ? valueNode.value : valueNode?.toJSON(), `${valueAt}: objective`).objective ?? 'cost'
     else raw[key as (typeof GRID_KEYS)[number]] = gridValue(key, valueNode, at)
   }
@@ -215,6 +240,7 @@ export function parseGrid(text: string, file: string): SweepGrid {
     compactionsPerTurnMax: perTurn[0] ?? COMPACTIONS_PER_TURN_MAX_DEFAULT,
     ...(raw.summarizer === undefined ? {} : { summarizer: raw.summarizer as SummarizerConfig[] }),
     ...(raw.objective === 'retention' ? { objective: 'retention' as const } : {}),
+    ...(raw.profile === undefined ? {} : { profile: raw.profile as SweepProfile[] }),
   }, (key) => (key === 'cells' ? file : `${where.get(key) ?? file}: ${key}`))
 }
 
@@ -253,23 +279,25 @@ function checkedGrid(grid: SweepGrid, where: (key: string) => string): SweepGrid
   if (!(grid.compactionsPerTurnMax >= 0)) bad('compactionsPerTurnMax', `expected a number ≥ 0, got ${grid.compactionsPerTurnMax}`)
   if (grid.pruner.length === 0) bad('pruner', 'expected on, off or both')
   const cells = grid.thresholdRatio.length * grid.retainRatio.length * grid.pruner.length * grid.contextWindow.length
-    * (grid.summarizer?.length ?? 1)
+    * (grid.summarizer?.length ?? 1) * (grid.profile?.length ?? 1)
   if (cells > GRID_CELLS_MAX) bad('cells', `the grid has ${cells} cells, more than ${GRID_CELLS_MAX}`)
   return grid
 }
 
 /**
  * The id of a cell: `w<window>-t<threshold>-r<retain>-p<1|0>`, then `-s<k>` (k = the summarizer's 1-based place
- * in the grid's `summarizer` list) when the grid has that axis.
+ * in the grid's `summarizer` list) when the grid has that axis, then `-faithful`/`-hardened` when the policy has a
+ * profile (the `profile` axis, issue #19).
  */
 export function cellIdOf(policy: SweepPolicy, summarizerIndex?: number): string {
   const base = `w${policy.contextWindow}-t${policy.thresholdRatio}-r${policy.retainRatio}-p${policy.pruner ? 1 : 0}`
-  return summarizerIndex === undefined ? base : `${base}-s${summarizerIndex + 1}`
+  const withSummarizer = summarizerIndex === undefined ? base : `${base}-s${summarizerIndex + 1}`
+  return policy.profile === undefined ? withSummarizer : `${withSummarizer}-${policy.profile}`
 }
 
 /**
  * Every cell of `grid` in the fixed order (window, pruner on/off, threshold, retain, then the summarizers in list
- * order), each checked by §3.2/§3.3.
+ * order, then the profiles faithful before hardened), each checked by §3.2/§3.3.
  */
 export function gridCells(grid: SweepGrid): GridCell[] {
   const cells: GridCell[] = []
@@ -278,14 +306,17 @@ export function gridCells(grid: SweepGrid): GridCell[] {
       for (const thresholdRatio of grid.thresholdRatio) {
         for (const retainRatio of grid.retainRatio) {
           const base = { thresholdRatio, retainRatio, pruner, contextWindow }
-          if (grid.summarizer === undefined) {
-            cells.push({ index: cells.length, id: cellIdOf(base), policy: base, invalidReason: invalidReasonOf(base) })
-            continue
+          const summarizers: Array<[SweepPolicy, number | undefined]> = grid.summarizer === undefined
+            ? [[base, undefined]]
+            : grid.summarizer.map((summarizer, k) => [{ ...base, summarizer: structuredClone(summarizer) }, k])
+          for (const [withSummarizer, k] of summarizers) {
+            const profiles: SweepPolicy[] = grid.profile === undefined
+              ? [withSummarizer]
+              : grid.profile.map((profile) => ({ ...withSummarizer, profile }))
+            for (const policy of profiles) {
+              cells.push({ index: cells.length, id: cellIdOf(policy, k), policy, invalidReason: invalidReasonOf(policy) })
+            }
           }
-          grid.summarizer.forEach((summarizer, k) => {
-            const policy = { ...base, summarizer: structuredClone(summarizer) }
-            cells.push({ index: cells.length, id: cellIdOf(policy, k), policy, invalidReason: invalidReasonOf(policy) })
-          })
         }
       }
     }

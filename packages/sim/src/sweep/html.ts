@@ -8,6 +8,7 @@
 import { escapeXml, niceAxis, svgNumber, tickLabel } from '../report/svg.ts'
 import type { SweepCell, SweepCellMetrics, SweepReport } from './types.ts'
 import { plural } from '../plural.ts'
+import { figureTexts, profileGroups, PROFILE_COLUMNS } from './profile-compare.ts'
 
 const CSS = [
   'body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}',
@@ -20,6 +21,7 @@ const CSS = [
   'rect.heat{stroke:#fff}rect.heat.skipped{fill:#eee}text.heat-label{font-size:10px;fill:#111;text-anchor:middle}',
   'table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;font-size:12px}',
   '.incomplete{color:#a00;font-weight:bold}',
+  'table.profiles th.profile{background:#f3f3f3}table.profiles tr.total td{font-weight:bold}td.failed{color:#a00}',
 ].join('\n')
 
 const WIDTH = 520
@@ -39,6 +41,7 @@ export function renderSweepHtml(report: SweepReport): string {
   body.push('<h2>Recommendations</h2>', '<ul class="recommendations">')
   for (const r of report.recommendations) body.push(`<li><b>window ${r.contextWindow}</b>: ${escapeXml(r.reasoning)}</li>`)
   body.push('</ul>')
+  body.push(...profileHtml(report))
   for (const contextWindow of report.grid.contextWindow) {
     const cells = report.cells.filter((c) => c.policy.contextWindow === contextWindow)
     body.push(`<section class="window" id="window-${contextWindow}">`, `<h2>Window ${contextWindow}</h2>`)
@@ -159,4 +162,32 @@ function heatMapSvg(cells: readonly SweepCell[], report: SweepReport, pruner: bo
   })
   out.push('</svg>')
   return out.join('\n')
+}
+
+/**
+ * The `profile` axis comparison (issue #19): per policy, a table with the profiles side by side for each metric,
+ * one row per scenario and the overall total; a run that errored (e.g. does not load under a profile) shows why.
+ * Nothing when the grid has no `profile` axis (so such a page is unchanged).
+ */
+function profileHtml(report: SweepReport): string[] {
+  const profiles = report.grid.profile
+  if (profiles === undefined) return []
+  const out = [`<section class="profiles"><h2>Profiles: ${escapeXml(profiles.join(' vs '))}</h2>`]
+  for (const group of profileGroups(report)) {
+    out.push(`<h3>${escapeXml(group.base)}</h3>`, '<table class="profiles">',
+      `<tr><th rowspan="2">scenario</th>${PROFILE_COLUMNS.map((c) => `<th colspan="${profiles.length}">${escapeXml(c)}</th>`).join('')}</tr>`,
+      `<tr>${PROFILE_COLUMNS.map(() => profiles.map((p) => `<th class="profile">${escapeXml(p)}</th>`).join('')).join('')}</tr>`)
+    for (const row of group.rows) {
+      const texts = profiles.map((p) => figureTexts(row.figures[p]))
+      const failed = profiles.map((p) => {
+        const f = row.figures[p]
+        return f === null || f === undefined || f.status === 'error' || f.status === 'skipped'
+      })
+      const cells = PROFILE_COLUMNS.flatMap((_c, i) => texts.map((t, k) => `<td${failed[k] === true ? ' class="failed"' : ''}>${escapeXml(t[i] ?? '')}</td>`))
+      out.push(`<tr${row.file === null ? ' class="total"' : ''}><td>${escapeXml(row.file ?? 'total')}</td>${cells.join('')}</tr>`)
+    }
+    out.push('</table>')
+  }
+  out.push('</section>')
+  return out
 }

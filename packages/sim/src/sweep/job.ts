@@ -43,13 +43,15 @@ export async function runSweepJob(job: SweepJob): Promise<SweepJobResult> {
     thresholdRatio: job.policy.thresholdRatio, retainRatio: job.policy.retainRatio,
     pruner: job.policy.pruner, contextWindow: job.policy.contextWindow,
     ...(job.policy.summarizer === undefined ? {} : { summarizer: job.policy.summarizer }),
+    ...(job.policy.profile === undefined ? {} : { profile: job.policy.profile }),
   }
   const report = await runScenario(job.file, {
     outDir: job.outDir, cwd: job.cwd, policyOverride: override, ...(job.seed === null ? {} : { seed: job.seed }),
   })
   const requests = report.artifacts === undefined ? [] : await readCapture(join(job.outDir, report.artifacts.requests))
   const facts = report.status === 'passed' || report.status === 'failed' ? await factsOf(job, report.seed) : []
-  return { index: job.index, cellId: job.cellId, metrics: runMetricsOf(report, requests, facts) }
+  const metrics = runMetricsOf(report, requests, facts)
+  return { index: job.index, cellId: job.cellId, metrics: job.policy.profile === undefined ? metrics : { ...metrics, ...profileMetricsOf(requests, report) } }
 }
 
 /** The transcript's current facts (`Transcript.facts` without the superseded ones). */
@@ -106,6 +108,21 @@ export function runMetricsOf(report: ScenarioReport, requests: readonly Captured
     factsTotal: facts.length,
     factsKept: facts.filter((f) => lastText.includes(JSON.stringify(f).slice(1, -1))).length,
     ...probeSums(report),
+  }
+}
+
+/**
+ * The extra run metrics of a `profile` axis (issue #19), from the run's captured requests: provider rejections
+ * (requests of either purpose that ended in `error`: the provider refused them) and summary calls (compaction
+ * requests dispatched, whatever their outcome), and the turns the report's outcomes call `completed`.
+ */
+export function profileMetricsOf(
+  requests: readonly CapturedRequest[], report: ScenarioReport,
+): Pick<SweepRunMetrics, 'providerRejections' | 'summaryCalls' | 'turnsCompleted'> {
+  return {
+    turnsCompleted: (report.outcomes ?? []).filter((o) => o.kind === 'completed').length,
+    providerRejections: requests.filter((r) => r.outcome === 'error').length,
+    summaryCalls: requests.filter((r) => r.purpose === 'compaction').length,
   }
 }
 

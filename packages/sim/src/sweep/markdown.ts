@@ -5,6 +5,7 @@
  */
 import type { SweepCell, SweepReport } from './types.ts'
 import { plural } from '../plural.ts'
+import { figureTexts, profileGroups, PROFILE_COLUMNS } from './profile-compare.ts'
 
 /** Escapes a table cell. */
 function cellText(text: string): string {
@@ -39,6 +40,7 @@ export function renderSweepMarkdown(report: SweepReport): string {
   if (report.shard !== undefined) out.push('', `Shard ${report.shard.index}/${report.shard.count} (merge with \`sim report merge\`).`)
   out.push('', '## Recommendations', '')
   for (const r of report.recommendations) out.push(`- **window ${r.contextWindow}:** ${cellText(r.reasoning)}`)
+  out.push(...profileSection(report))
   for (const contextWindow of report.grid.contextWindow) {
     const cells = report.cells.filter((c) => c.status === 'ran' && c.policy.contextWindow === contextWindow)
     out.push('', `## Window ${contextWindow}`, '')
@@ -74,4 +76,24 @@ function row(c: SweepCell, summarizers = false, probes = false): string {
     + `| ${percent(m.pressureMax)} | ${percent(m.pressureMean)} `
     + `| ${m.summaryPromptTokens} | ${m.promptTokens} | ${m.cachedTokens} | ${cost(m.cost)} | ${m.violations} | ${percent(m.retention)} |`
     + `${probes ? ` ${percent(m.probeRetention ?? null)} |` : ''}`
+}
+
+/**
+ * The `profile` axis comparison (issue #19): per policy, one table with a row per scenario and a total row, each
+ * metric once per profile side by side. Nothing when the grid has no `profile` axis.
+ */
+function profileSection(report: SweepReport): string[] {
+  const profiles = report.grid.profile
+  if (profiles === undefined) return []
+  const out = ['', `## Profiles: ${profiles.join(' vs ')}`]
+  for (const group of profileGroups(report)) {
+    const heads = PROFILE_COLUMNS.flatMap((c) => profiles.map((p) => `${c} (${p})`))
+    out.push('', `### ${group.base}`, '', `| scenario | ${heads.join(' | ')} |`, `|---|${heads.map(() => '---:|').join('')}`)
+    for (const row of group.rows) {
+      const texts = profiles.map((p) => figureTexts(row.figures[p]))
+      const cells = PROFILE_COLUMNS.flatMap((_c, i) => texts.map((t) => cellText(t[i] ?? '')))
+      out.push(`| ${row.file === null ? '**total**' : cellText(row.file)} | ${cells.join(' | ')} |`)
+    }
+  }
+  return out
 }

@@ -62,7 +62,7 @@ export async function runSweep(options: SweepOptions): Promise<SweepReport> {
       const cell = cells.find((c) => c.id === result.cellId)
       if (cell === undefined) return
       const runs: SweepRunMetrics[] = [...list].sort((a, b) => a.index - b.index).map((r) => r.metrics)
-      const done: SweepCell = { index: cell.index, id: cell.id, policy: cell.policy, status: 'ran', metrics: cellMetricsOf(runs, options.grid.objective), runs }
+      const done: SweepCell = { index: cell.index, id: cell.id, policy: cell.policy, status: 'ran', metrics: cellMetricsOf(runs, options.grid.objective, options.grid.profile !== undefined), runs }
       finished.push(done)
       options.onCell?.(done, ++doneCells, validCount)
     },

@@ -34,7 +34,15 @@ export interface SweepGrid {
    * recommendation prefers the cell that keeps most; absent = cost, compactions and overflow incidents only.
    */
   objective?: 'retention'
+  /**
+   * Policy profiles to compare (issue #19): each cell sets the scenarios' `policy.profile`; absent = the
+   * scenarios' own profile, one per cell (and the document has no profile fields at all).
+   */
+  profile?: SweepProfile[]
 }
+
+/** A policy profile of the `profile` axis (issue #19; `packages/core/docs/hardened.md`). */
+export type SweepProfile = 'faithful' | 'hardened'
 
 /** The policy of one cell. */
 export interface SweepPolicy {
@@ -44,6 +52,8 @@ export interface SweepPolicy {
   contextWindow: number
   /** The summarizer of the cell (present when the grid has a `summarizer` axis). */
   summarizer?: SummarizerConfig
+  /** The profile of the cell (present when the grid has a `profile` axis). */
+  profile?: SweepProfile
 }
 
 /** Metrics of one run (one scenario under one seed) of a cell. See README "Tune thresholds" for the definitions. */
@@ -84,6 +94,14 @@ export interface SweepRunMetrics {
    */
   probesPlanted?: number
   probesVisible?: number
+  /**
+   * Present when the grid has a `profile` axis (issue #19): conversation requests the provider rejected
+   * (a captured request with a failure code), and compaction (summary) requests dispatched.
+   */
+  providerRejections?: number
+  summaryCalls?: number
+  /** Turns whose outcome is `completed` (issue #19; present under a `profile` axis). */
+  turnsCompleted?: number
 }
 
 /** Sums over a cell's runs. */
@@ -116,6 +134,14 @@ export interface SweepCellMetrics {
   probeRetention?: number | null
   /** `cachedTokens / promptTokens` (null without prompt tokens); present under the `retention` objective. */
   cacheReuse?: number | null
+  /**
+   * Present when the grid has a `profile` axis (issue #19): Σ provider rejections, Σ summary calls, and
+   * `100 × compactions / turns` (null without turns); `cacheReuse` is then present too.
+   */
+  providerRejections?: number
+  summaryCalls?: number
+  turnsCompleted?: number
+  compactionsPer100Turns?: number | null
 }
 
 /** One grid cell. */

@@ -24,7 +24,7 @@ import { FAULT_KINDS, type FaultKind } from '../../src/scenario/types.ts'
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url))
 const CATALOG = join(ROOT, 'scenarios')
-const FOLDERS = ['smoke', 'policy', 'faults', 'crash', 'differential', 'cache', 'sweep', 'world', 'sessions', 'restart', 'retention', 'hardened-pairs'] as const
+const FOLDERS = ['smoke', 'policy', 'faults', 'crash', 'differential', 'cache', 'sweep', 'world', 'sessions', 'restart', 'retention', 'hardened', 'hardened-pairs'] as const
 const SCHEMA_LINE = '# yaml-language-server: $schema=../../packages/sim/schema/scenario.schema.json'
 const FILES_MIN = 40
 const FAULT_FILE = /^fault-(\d{2})-[a-z0-9]+(?:-[a-z0-9]+)*\.yaml$/

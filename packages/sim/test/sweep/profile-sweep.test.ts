@@ -1,0 +1,113 @@
+/**
+ * Issue #19, the measurement: a sweep with a `profile` axis (`--profile faithful,hardened` or `profile:` in a
+ * grid file) runs one cell per profile, each with the issue's metrics (turns, provider rejections, overflow
+ * incidents, summary calls, compactions per 100 turns, cache reuse, cost, max pressure); the faithful cell
+ * measures exactly what the same sweep without the axis measures, and the Markdown and HTML forms put both
+ * profiles side by side. A bad profile value is a usage error naming where it came from.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { UsageError } from '../../src/cli/exit-codes.ts'
+import { gridFromFlags, parseGrid } from '../../src/sweep/grid.ts'
+import { renderSweepHtml } from '../../src/sweep/html.ts'
+import { renderSweepMarkdown } from '../../src/sweep/markdown.ts'
+import { runSweep } from '../../src/sweep/sweep.ts'
+import type { SweepCellMetrics, SweepReport, SweepRunMetrics } from '../../src/sweep/types.ts'
+import { validateSweepReport } from '../../src/sweep/validate.ts'
+
+const SCENARIO = 'scenarios/policy/generated-session-pruner.yaml'
+const AXES = { threshold: '0.8', retain: '0.1', pruner: 'on', window: '6000' }
+
+let dir = ''
+let plain: SweepReport
+let profiled: SweepReport
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'profile-sweep-'))
+  const cwd = process.cwd()
+  plain = await runSweep({ grid: gridFromFlags(AXES), scenarios: [SCENARIO], outDir: join(dir, 'plain'), cwd, workers: 1 })
+  profiled = await runSweep({
+    grid: gridFromFlags({ ...AXES, profile: 'hardened,faithful' }), scenarios: [SCENARIO], outDir: join(dir, 'profiled'), cwd, workers: 1,
+  })
+}, 120_000)
+afterAll(async () => rm(dir, { recursive: true, force: true }))
+
+/** `value` without the keys only a `profile` axis adds. */
+function withoutProfileKeys<T extends SweepRunMetrics | SweepCellMetrics>(value: T): Partial<T> {
+  const copy: Record<string, unknown> = { ...value }
+  for (const key of ['providerRejections', 'summaryCalls', 'turnsCompleted', 'compactionsPer100Turns', 'cacheReuse']) delete copy[key]
+  return copy as Partial<T>
+}
+
+describe('sim sweep --profile', () => {
+  it('runs one schema-valid cell per profile, faithful first, each with the issue #19 metrics', () => {
+    expect(validateSweepReport(profiled)).toEqual([])
+    expect(profiled.grid.profile).toEqual(['faithful', 'hardened'])
+    expect(profiled.cells.map((c) => `${c.id} ${c.status} ${c.policy.profile}`)).toEqual([
+      'w6000-t0.8-r0.1-p1-faithful ran faithful', 'w6000-t0.8-r0.1-p1-hardened ran hardened',
+    ])
+    for (const cell of profiled.cells) {
+      const m = cell.metrics as SweepCellMetrics
+      expect(m.turns).toBeGreaterThan(0)
+      expect(m.turnsCompleted).toBeGreaterThan(0)
+      expect(m.turnsCompleted).toBeLessThanOrEqual(m.turns)
+      expect(m.summaryCalls).toBeGreaterThanOrEqual(m.compactions)
+      expect(m.providerRejections).toBeTypeOf('number')
+      expect(m.compactionsPer100Turns).toBe(Math.round((10000 * m.compactions) / m.turns) / 100)
+      expect(m.cacheReuse).toBe(Math.round((10000 * m.cachedTokens) / m.promptTokens) / 10000)
+      expect(m.pressureMax).toBeGreaterThan(0)
+      for (const run of cell.runs ?? []) expect(run.summaryCalls).toBeTypeOf('number')
+    }
+  })
+
+  it('measures the faithful cell exactly as the sweep without the axis, which carries no profile key', () => {
+    const [faithful] = profiled.cells
+    const [own] = plain.cells
+    expect(own?.policy.profile).toBeUndefined()
+    expect(plain.grid.profile).toBeUndefined()
+    expect(own?.metrics).not.toHaveProperty('summaryCalls')
+    expect(withoutProfileKeys(faithful?.metrics as SweepCellMetrics)).toEqual(own?.metrics)
+    expect((faithful?.runs ?? []).map(withoutProfileKeys)).toEqual(own?.runs)
+    expect(renderSweepMarkdown(plain)).not.toContain('Profiles')
+    expect(renderSweepHtml(plain)).not.toContain('class="profiles"')
+  })
+
+  it('puts both profiles side by side in the Markdown table and the HTML page, per scenario and in total', () => {
+    const md = renderSweepMarkdown(profiled)
+    expect(md).toContain('## Profiles: faithful vs hardened')
+    expect(md).toContain('| scenario | turns completed (faithful) | turns completed (hardened) | rejections (faithful) | rejections (hardened) |')
+    expect(md).toContain(`| ${SCENARIO} |`)
+    expect(md).toContain('| **total** |')
+    const html = renderSweepHtml(profiled)
+    expect(html).toContain('<table class="profiles">')
+    expect(html).toContain('<th class="profile">faithful</th><th class="profile">hardened</th>')
+    expect(html).toMatch(/<tr class="total"><td>total<\/td>/)
+  })
+})
+
+describe('a run that cannot load under a profile', () => {
+  it('shows error and its reason in that profile\'s row, in Markdown and HTML', () => {
+    const broken = structuredClone(profiled)
+    const hardened = broken.cells[1]
+    const run = hardened?.runs?.[0]
+    if (hardened === undefined || run === undefined) throw new Error('the profiled sweep has no hardened run')
+    Object.assign(run, { status: 'error', reason: 'policy: invalid compaction config: hardening.x is unknown', turns: 0 })
+    const md = renderSweepMarkdown(broken)
+    expect(md).toMatch(new RegExp(`\\| ${SCENARIO} \\| \\d+/\\d+ \\| error: policy: invalid compaction config: hardening\\.x is unknown \\|`))
+    expect(renderSweepHtml(broken)).toContain('<td class="failed">error: policy: invalid compaction config: hardening.x is unknown</td>')
+  })
+})
+
+describe('the profile axis of a grid', () => {
+  it('reads --profile and profile: in a fixed order and names the source of a bad value', () => {
+    expect(gridFromFlags({ profile: 'hardened' }).profile).toEqual(['hardened'])
+    expect(parseGrid('profile: [hardened, faithful]\n', 'g.grid').profile).toEqual(['faithful', 'hardened'])
+    expect(parseGrid('profile: faithful\n', 'g.grid').profile).toEqual(['faithful'])
+    expect(() => gridFromFlags({ profile: 'faithful,strict' })).toThrow(UsageError)
+    expect(() => gridFromFlags({ profile: 'faithful,strict' })).toThrow(/--profile: expected faithful, hardened or both, got "strict"/)
+    expect(() => parseGrid('profile: [strict]\n', 'g.grid')).toThrow(/g\.grid:1:10: profile: expected faithful, hardened or both/)
+    expect(parseGrid('thresholdRatio: 0.8\n', 'g.grid')).not.toHaveProperty('profile')
+  })
+})
