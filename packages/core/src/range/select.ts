@@ -53,7 +53,9 @@ export function systemHeadCount(log: EventLog): 0 | 1 {
  * Throws `RangeSelectionError` when the measurement's nodes are not the log's surface, and
  * `ToolPairingError` when the surface's pairing balance goes negative (§4.1).
  */
-export function selectCompactableRange(log: EventLog, measurement: Measurement, retainTokens: number): CompactableRange | null {
+export function selectCompactableRange(
+  log: EventLog, measurement: Measurement, retainTokens: number, options: SelectionOptions = {},
+): CompactableRange | null {
   if (!Number.isSafeInteger(retainTokens) || retainTokens < 0) {
     throw new InvariantError(`retainTokens must be a non-negative integer, got ${retainTokens}`)
   }
@@ -76,11 +78,40 @@ export function selectCompactableRange(log: EventLog, measurement: Measurement, 
   }
   if (keep === h) return null // nothing older than the tail
 
+  // HARD-6 (hardened `openTurnPrompt`): the open turn's own user prompt stays in the retained tail.
+  if (options.keepOpenTurnPrompt === true) {
+    const prompt = openTurnPromptPosition(log)
+    if (prompt >= 0 && prompt < keep) keep = prompt
+    if (keep <= h) return null
+  }
+
   // 2. Round the cut towards the head until it is balanced.
   while (keep > h && !toolPairingBalancedBefore(surface, nodes[keep] as Seq)) keep--
   if (keep === h) return null // only an open/indivisible unit remains
 
   return spanOf(nodes, h, keep - 1)
+}
+
+/** Options of `selectCompactableRange` beyond the protocol; every one is off by default (faithful §4.2). */
+export interface SelectionOptions {
+  /** HARD-6 (`hardening.openTurnPrompt`): never put the open turn's own user prompt into the span. */
+  readonly keepOpenTurnPrompt?: boolean
+}
+
+/**
+ * Surface position of the open turn's user prompt: the first appended `user/message` after the open turn's
+ * `turn/start` that is still a surface node; -1 between turns or when the prompt is no longer on the surface.
+ */
+export function openTurnPromptPosition(log: EventLog): number {
+  const from = log.state.openTurnStartSeq
+  if (from === null) return -1
+  for (let seq = from + 1; seq < log.length; seq++) {
+    const event = log.event(seq)
+    if (event?.type === 'user/message' && 'surfaceOp' in event && event.surfaceOp === 'append') {
+      return log.state.surface.position(seq)
+    }
+  }
+  return -1
 }
 
 /** Closed set of explicit-region rejections (§3.8), reported in the order of §7.2 steps 2–4. */
