@@ -38,10 +38,15 @@ describe('HARD-6 — the open turn prompt stays in the retained tail', () => {
     expect(r?.shadowedSeqs).toContain(21)
   })
 
-  it('hardened: the span ends before the open prompt', () => {
+  it('hardened: the prompt is skipped; the heavier side (the open turn\'s work after it) is the span', () => {
     const r = selectCompactableRange(log, m, 0, { keepOpenTurnPrompt: true })
-    expect(r?.shadowedSeqs).toEqual([4, 6])
+    expect(r?.shadowedSeqs).toEqual([24, 26, 28, 30])
     expect(r?.shadowedSeqs).not.toContain(21)
+  })
+
+  it('hardened: the older side wins when it carries more tokens (ties too)', () => {
+    const heavyOld = measurementOf(log, { ...PRICES, 4: 5000 })
+    expect(selectCompactableRange(log, heavyOld, 0, { keepOpenTurnPrompt: true })?.shadowedSeqs).toEqual([4, 6])
   })
 
   it('hardened under pressure: the same cut, the prompt and its tool work retained', () => {
@@ -50,11 +55,15 @@ describe('HARD-6 — the open turn prompt stays in the retained tail', () => {
     expect(selectCompactableRange(log, m, 1000)?.shadowedSeqs).toContain(21)
   })
 
-  it('hardened: nothing older than the open prompt → null', () => {
+  it('hardened: the prompt right after the head: the span is the work after it, or null when none is closed', () => {
     const only = logAt([[2, system()], [4, user('only task')], [6, assistant(['c6'])], [8, result('c6')], [10, assistant(['c10'])], [12, result('c10')]])
     const mm = measurementOf(only, { 2: 100, 4: 500, 6: 40, 8: 900, 10: 40, 12: 900 })
     expect(selectCompactableRange(only, mm, 0)?.shadowedSeqs).toContain(4)
-    expect(selectCompactableRange(only, mm, 0, { keepOpenTurnPrompt: true })).toBeNull()
+    expect(selectCompactableRange(only, mm, 0, { keepOpenTurnPrompt: true })?.shadowedSeqs).toEqual([6, 8])
+    const bare = logAt([[2, system()], [4, user('only task')], [6, assistant(['c6'])], [8, result('c6')]])
+    const mb = measurementOf(bare, { 2: 100, 4: 500, 6: 40, 8: 900 })
+    expect(selectCompactableRange(bare, mb, 0)?.shadowedSeqs).toEqual([4])
+    expect(selectCompactableRange(bare, mb, 0, { keepOpenTurnPrompt: true })).toBeNull()
   })
 
   it('between turns the option changes nothing', () => {

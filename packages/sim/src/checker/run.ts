@@ -4,12 +4,13 @@
  * checker model, and returns every violation of §12 with where it was detected. It is total: a corrupt or
  * truncated log yields violations or a typed input error, never a rejection or a hang.
  */
-import { LogError, type CapturedRequest, type Dialect, type RunManifest } from '@compaction-sim/core'
+import { anyHardening, hardeningOf, LogError, type CapturedRequest, type Dialect, type RunManifest } from '@compaction-sim/core'
 import { Dispatcher, type InternalFailure } from './dispatch.ts'
 import { eventItems, fileItems, TornTail, type DroppedTail, type InputItem } from './input.ts'
 import { RepairLookahead } from './lookahead.ts'
 import type { MeterTaint } from './meter.ts'
 import { CheckerModel } from './model.ts'
+import { HARDENED_SELECTION_CHECKS } from './hardened-selection.ts'
 import { CHECKS } from './registry.ts'
 import {
   CheckInputError, discoverManifest, loadManifest, loadRequests, resolveRunInputs, sortRequests, validateManifest, validateRequest,
@@ -92,7 +93,9 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   }
   const ctx: RunContext = { dialect, inputs, requests, world }
   const model = new CheckerModel(dialect, inputs)
-  const dispatcher = new Dispatcher(CHECKS, ctx)
+  // Hardened-profile checks (issue #19) join only when a HARD rule is on, so faithful reports stay byte-identical.
+  const checks = anyHardening(hardeningOf(inputs.policy)) ? [...CHECKS, ...HARDENED_SELECTION_CHECKS] : CHECKS
+  const dispatcher = new Dispatcher(checks, ctx)
   let alive = true
   const lookahead = new RepairLookahead((item) => {
     if (alive) alive = dispatcher.item(item, model)
@@ -134,7 +137,7 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
     manifestPath: inputs.manifestPath,
     violations,
     suppressed: dispatcher.suppressed,
-    coverage: dispatcher.coverageOf(CHECKS),
+    coverage: dispatcher.coverageOf(checks),
     tornTail,
     meterTaint: model.meter.taint,
     internalErrors,

@@ -24,8 +24,11 @@ export const WORLD_CHECK_IDS = ['WORLD-01', 'WORLD-02', 'WORLD-03', 'WORLD-04', 
 /** One world-truth check id. */
 export type WorldCheckId = (typeof WORLD_CHECK_IDS)[number]
 
-/** The id of any registered check: a §12 invariant or a world-truth check. */
-export type CheckId = InvariantId | WorldCheckId
+/** A check of the hardened profile (issue #19, packages/core/docs/hardened.md): `HARD-1` … `HARD-8`. */
+export type HardCheckId = `HARD-${number}`
+
+/** The id of any registered check: a §12 invariant, a world-truth check, or a hardened-profile check. */
+export type CheckId = InvariantId | WorldCheckId | HardCheckId
 
 /** The §12 families; one checker module each. */
 export type Family = 'log-surface' | 'bracket' | 'pruning' | 'policy' | 'recovery' | 'offload' | 'reconstruction' | 'lifecycle' | 'world'
