@@ -60,6 +60,9 @@ const IMAGE_OFFLOAD_FAULTS: ReadonlySet<string> = new Set(['FAULT-12', 'FAULT-13
  */
 export function dshUnsupportedReason(scenario: ResolvedScenario): string | null {
   if (scenario.dialect !== 'seed') return `D-01: the scenario is written for the ${scenario.dialect} dialect; the dsh subject replays seed scenarios`
+  if (scenario.policyConfig.profile !== undefined || scenario.policyConfig.hardening !== undefined) {
+    return 'policy profile/hardening: the hardened profile (issue #19) is compaction-sim\'s own policy beyond the protocol; the official engine runs the faithful protocol only (no §14 rule; harness limit)'
+  }
   for (const fault of scenario.faults) {
     if (IMAGE_OFFLOAD_FAULTS.has(fault.kind)) {
       return `D-06: ${fault.kind} needs IMAGE_OFFLOAD_REQUIRED and image/offload, which 0.1.0-rc.8 lacks (§14 D-06, D-12)`

@@ -36,7 +36,7 @@ describe('HARD-6 — the open turn prompt stays', () => {
 
   it('passes a summary that leaves the prompt out', async () => {
     const events = appendixB()
-    const summary = events.find((e) => e.seq === 54) as { data: { shadowedSeqs: number[] } }
+    const summary = events.find((e) => e.seq === 54) as unknown as { data: { shadowedSeqs: number[] } }
     summary.data.shadowedSeqs = summary.data.shadowedSeqs.filter((s) => s !== 42)
     const result = await checkLog(events, { dialect: 'seed', manifest: manifest({ hardening: { openTurnPrompt: true } } as never) })
     expect(hard6(found(result))).toEqual([])
