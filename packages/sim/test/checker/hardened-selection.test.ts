@@ -2,6 +2,7 @@
  * HARD-6 (hardened `openTurnPrompt`, issue #19) on hand-edited Appendix B logs. Appendix B itself shows the
  * pattern: the bracket of turn 3 (summary at seq 54) shadows seq 42, turn 3's own user prompt.
  */
+import { readFileSync } from 'node:fs'
 import type { RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
 import { checkLog } from '../../src/checker/run.ts'
@@ -40,5 +41,14 @@ describe('HARD-6 — the open turn prompt stays', () => {
     summary.data.shadowedSeqs = summary.data.shadowedSeqs.filter((s) => s !== 42)
     const result = await checkLog(events, { dialect: 'seed', manifest: manifest({ hardening: { openTurnPrompt: true } } as never) })
     expect(hard6(found(result))).toEqual([])
+  })
+})
+
+describe('the run report can carry HARD ids', () => {
+  it('lists HARD-1 … HARD-8 in the report schema CheckId enum', () => {
+    const schema = JSON.parse(readFileSync(new URL('../../schema/run-report.schema.json', import.meta.url), 'utf8')) as {
+      definitions: { CheckId: { enum: string[] } }
+    }
+    for (let n = 1; n <= 8; n++) expect(schema.definitions.CheckId.enum).toContain(`HARD-${n}`)
   })
 })
