@@ -70,8 +70,8 @@ export {
   type PressureInput, type PressureDecision,
 } from './policy/pressure.ts'
 export {
-  selectCompactableRange, validateExplicitRegion, systemHeadCount, RangeSelectionError, RegionError,
-  type CompactableRange, type RangeSelectionErrorCode, type RegionErrorCode,
+  selectCompactableRange, openTurnPromptPosition, validateExplicitRegion, systemHeadCount, RangeSelectionError, RegionError,
+  type CompactableRange, type SelectionOptions, type RangeSelectionErrorCode, type RegionErrorCode,
 } from './range/select.ts'
 export { PRUNE_DEFAULTS, resolvePruneConfig, PruneConfigError, type ToolResultPruneConfig, type PruneSpec, type PruneConfigErrorCode } from './prune/config.ts'
 export { isMeasuredTextBlock, measuredChars, pruneContent } from './prune/content.ts'

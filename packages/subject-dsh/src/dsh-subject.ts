@@ -16,7 +16,7 @@
 import { writeFile } from 'node:fs/promises'
 import { installDeterminism, type DeterminismControl } from '@compaction-sim/fixtures/record-dsh/determinism'
 import { installPromiseWithResolvers } from '@compaction-sim/fixtures/record-dsh/polyfill'
-import { anyHardening, hardeningOf, TokenMeter, type LogEvent, type TurnEndReason } from '@compaction-sim/core'
+import { TokenMeter, type LogEvent, type TurnEndReason } from '@compaction-sim/core'
 import {
   worldStream, type ExpectationGaps, type ResolvedScenario, type Subject, type SubjectSessionOptions, type SubjectSessionResult, type SubjectTurnOutcome,
 } from '@compaction-sim/sim'
@@ -60,8 +60,8 @@ const IMAGE_OFFLOAD_FAULTS: ReadonlySet<string> = new Set(['FAULT-12', 'FAULT-13
  */
 export function dshUnsupportedReason(scenario: ResolvedScenario): string | null {
   if (scenario.dialect !== 'seed') return `D-01: the scenario is written for the ${scenario.dialect} dialect; the dsh subject replays seed scenarios`
-  if (anyHardening(hardeningOf(scenario.policy))) {
-    return 'policy.profile/hardening: the hardened profile (issue #19) is compaction-sim\'s own policy, which the official engine does not have (no §14 rule; harness limit)'
+  if (scenario.policyConfig.profile !== undefined || scenario.policyConfig.hardening !== undefined) {
+    return 'policy profile/hardening: the hardened profile (issue #19) is compaction-sim\'s own policy beyond the protocol; the official engine runs the faithful protocol only (no §14 rule; harness limit)'
   }
   for (const fault of scenario.faults) {
     if (IMAGE_OFFLOAD_FAULTS.has(fault.kind)) {

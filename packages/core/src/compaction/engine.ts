@@ -16,7 +16,7 @@ import { hardeningOf, type HardeningSpec } from '../policy/hardening.ts'
 import { CompactionBusyError, evaluatePressure, PressureWarningGate, routedTarget } from '../policy/pressure.ts'
 import type { PruneSpec } from '../prune/config.ts'
 import { pruneSession } from '../prune/session.ts'
-import { selectCompactableRange } from '../range/select.ts'
+import { selectCompactableRange, type SelectionOptions } from '../range/select.ts'
 import { BracketFailure, runBracket, type BracketEnvironment, type CompactionResult, type HardenedShrink } from './bracket.ts'
 import { CompactionConvergenceError, CompactionError, ManualCompactionError } from './errors.ts'
 import { LlmSummarizer, type Summarizer } from './summarizer.ts'
@@ -280,7 +280,7 @@ export class CompactionEngine {
     const attempts = decision.policy.compactionRetries + 1 // step 10
     let result: CompactionResult | null = null
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const range = selectCompactableRange(this.log, m, retainTokens)
+      const range = selectCompactableRange(this.log, m, retainTokens, this.selection())
       if (range === null) {
         if (result === null) return null
         break
@@ -292,12 +292,17 @@ export class CompactionEngine {
     throw new CompactionConvergenceError(attempts, m.totalTokens, thresholdTokens) // step 11
   }
 
+  /** Selection options of the hardened profile; `{}` (faithful §4.2) when no rule applies. */
+  private selection(): SelectionOptions {
+    return hardeningOf(this.policy).openTurnPrompt !== null ? { keepOpenTurnPrompt: true } : {}
+  }
+
   private async compactForOverflow(signal: AbortSignal | undefined): Promise<CompactionResult | null> {
     if (routedTarget(this.log) === null) return null // step 1
     const lock = this.log.state.lock // step 2: before pruning (Q-17, INV-24)
     if (lock.state === 'live') throw new CompactionBusyError(lock.bracket)
     if (this.pruner !== undefined) pruneSession(this.log, this.pruner, this.clock, { readOnlyPath: this.readOnlyPath })
-    const range = selectCompactableRange(this.log, this.meter.measure(), 0) // steps 3–4: retain only the newest unit
+    const range = selectCompactableRange(this.log, this.meter.measure(), 0, this.selection()) // steps 3–4: retain only the newest unit
     if (range === null) return null
     return this.compactAutomatic(range.start, range.end, signal, this.hardenedShrink(undefined)) // step 6: one attempt
   }

@@ -50,6 +50,7 @@ export class SessionState {
   private headerNow: HeaderInForce | null = null
   private contextNow: { seq: Seq; data: EventDataMap['request/context'] } | null = null
   private turn: number | null = null
+  private turnStart: Seq | null = null
   private step: { turn: number; step: number } | null = null
   private lastTurnNumber = 0
   /** The most recent compaction/start or compaction/end (§11.1 scan target). */
@@ -75,6 +76,8 @@ export class SessionState {
   get routeContext(): { seq: Seq; data: EventDataMap['request/context'] } | null { return this.contextNow }
   /** The open turn number, or null between turns. */
   get openTurn(): number | null { return this.turn }
+  /** Seq of the open turn's `turn/start`, or null between turns. */
+  get openTurnStartSeq(): Seq | null { return this.turnStart }
   /** The open step, or null. */
   get openStep(): { turn: number; step: number } | null { return this.step }
   /** Seq of the last `session/end-seed`, or null. */
@@ -158,11 +161,13 @@ export class SessionState {
     switch (e.type) {
       case 'turn/start':
         this.turn = e.data.turn
+        this.turnStart = e.seq
         this.lastTurnNumber = e.data.turn
         this.step = null
         return
       case 'turn/end':
         this.turn = null
+        this.turnStart = null
         this.step = null
         return
       case 'step/start':

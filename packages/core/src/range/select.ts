@@ -53,7 +53,9 @@ export function systemHeadCount(log: EventLog): 0 | 1 {
  * Throws `RangeSelectionError` when the measurement's nodes are not the log's surface, and
  * `ToolPairingError` when the surface's pairing balance goes negative (§4.1).
  */
-export function selectCompactableRange(log: EventLog, measurement: Measurement, retainTokens: number): CompactableRange | null {
+export function selectCompactableRange(
+  log: EventLog, measurement: Measurement, retainTokens: number, options: SelectionOptions = {},
+): CompactableRange | null {
   if (!Number.isSafeInteger(retainTokens) || retainTokens < 0) {
     throw new InvariantError(`retainTokens must be a non-negative integer, got ${retainTokens}`)
   }
@@ -80,7 +82,47 @@ export function selectCompactableRange(log: EventLog, measurement: Measurement, 
   while (keep > h && !toolPairingBalancedBefore(surface, nodes[keep] as Seq)) keep--
   if (keep === h) return null // only an open/indivisible unit remains
 
+  // HARD-6 (hardened `openTurnPrompt`): the open turn's own user prompt is never summarized. When it falls
+  // inside the span, the span becomes the older side (history before the prompt) or the newer side (the
+  // open turn's work after it, up to the faithful cut), whichever carries more tokens; ties take the older.
+  if (options.keepOpenTurnPrompt === true) {
+    const p = openTurnPromptPosition(log)
+    if (p >= h && p < keep) {
+      const beforeOk = p > h && toolPairingBalancedBefore(surface, nodes[p] as Seq)
+      const before = beforeOk ? sumTokens(priced, h, p - 1) : -1
+      const afterOk = p + 1 < keep && toolPairingBalancedBefore(surface, nodes[p + 1] as Seq)
+      const after = afterOk ? sumTokens(priced, p + 1, keep - 1) : -1
+      if (before < 0 && after < 0) return null
+      return after > before ? spanOf(nodes, p + 1, keep - 1) : spanOf(nodes, h, p - 1)
+    }
+  }
+
   return spanOf(nodes, h, keep - 1)
+}
+
+/** Options of `selectCompactableRange` beyond the protocol; every one is off by default (faithful §4.2). */
+export interface SelectionOptions {
+  /**
+   * HARD-6 (`hardening.openTurnPrompt`): never put the open turn's own user prompt into the span; the span is
+   * then the side of the prompt (older history, or the open turn's work after it) that carries more tokens.
+   */
+  readonly keepOpenTurnPrompt?: boolean
+}
+
+/**
+ * Surface position of the open turn's user prompt: the first appended `user/message` after the open turn's
+ * `turn/start` that is still a surface node; -1 between turns or when the prompt is no longer on the surface.
+ */
+export function openTurnPromptPosition(log: EventLog): number {
+  const from = log.state.openTurnStartSeq
+  if (from === null) return -1
+  for (let seq = from + 1; seq < log.length; seq++) {
+    const event = log.event(seq)
+    if (event?.type === 'user/message' && 'surfaceOp' in event && event.surfaceOp === 'append') {
+      return log.state.surface.position(seq)
+    }
+  }
+  return -1
 }
 
 /** Closed set of explicit-region rejections (§3.8), reported in the order of §7.2 steps 2–4. */
@@ -132,6 +174,12 @@ export function validateExplicitRegion(log: EventLog, start: number, end: number
   }
   if (log.state.openTurn === null) throw new RegionError('no-open-turn', 'no open turn: compactRegion runs inside a turn')
   return spanOf(surface.nodes, i, j)
+}
+
+function sumTokens(priced: readonly PricedNode[], from: number, to: number): number {
+  let sum = 0
+  for (let k = from; k <= to; k++) sum += (priced[k] as PricedNode).tokens
+  return sum
 }
 
 function spanOf(nodes: readonly Seq[], startPosition: number, endPosition: number): CompactableRange {

@@ -4,7 +4,7 @@
  * `request/context` for the route (§12.0). A check that needs a capacity no input gives records the instance
  * as not evaluated — never as passed or violated.
  */
-import { deriveEventMessage, type LogEvent, type SessionEvent } from '@compaction-sim/core'
+import { deriveEventMessage, hardeningOf, type LogEvent, type SessionEvent } from '@compaction-sim/core'
 import type { BracketMode, CheckerModel } from './model.ts'
 import { at, blockText, hasNonWhitespace, seqList, summaryBefore } from './support.ts'
 import type { InvariantCheck, Reporter } from './types.ts'
@@ -105,19 +105,35 @@ const inv27: Check = {
   id: 'INV-27',
   family: 'policy',
   statement: 'Head-anchored automatic spans: for every bracket not listed as an explicit region call, shadowedSeqs[0] is the node at position h (1 with a system head, else 0) when the checkpoint lands.',
-  create: (_ctx, r) => ({
-    types: ['user/message'],
-    before: (e, _item, m) => {
-      const summary = summaryBefore(e, m)
-      const b = m.bracket
-      if (summary === null || b === null || b.summary !== summary || b.mode === 'explicit') return
-      const first = summary.data.shadowedSeqs[0]
-      if (first === undefined) return
-      const h = m.headCount()
-      const pos = m.position(first)
-      if (pos !== h) r.violation(e.seq, `the span starts at ${at(first)} (position ${pos}), not at position ${h}, the first node after ${h === 1 ? 'the system head' : 'the surface start'}`)
-    },
-  }),
+  create: (ctx, r) => {
+    // Hardened HARD-6 (`hardening.openTurnPrompt`, issue #19) may anchor the span just after the open turn's prompt.
+    const keepsOpenPrompt = hardeningOf(ctx.inputs.policy).openTurnPrompt !== null
+    return {
+      types: ['user/message'],
+      before: (e, _item, m) => {
+        const summary = summaryBefore(e, m)
+        const b = m.bracket
+        if (summary === null || b === null || b.summary !== summary || b.mode === 'explicit') return
+        const first = summary.data.shadowedSeqs[0]
+        if (first === undefined) return
+        const h = m.headCount()
+        const pos = m.position(first)
+        if (pos !== h && !(keepsOpenPrompt && afterOpenTurnPrompt(pos, m))) r.violation(e.seq, `the span starts at ${at(first)} (position ${pos}), not at position ${h}, the first node after ${h === 1 ? 'the system head' : 'the surface start'}`)
+      },
+    }
+  },
+}
+
+/** True when the node before `pos` is the open turn's own user prompt (its first appended user/message). */
+function afterOpenTurnPrompt(pos: number, m: CheckerModel): boolean {
+  const from = m.state.openTurnStartSeq
+  const prev = pos > 0 ? m.nodes[pos - 1] : undefined
+  if (from === null || prev === undefined) return false
+  for (let seq = from + 1; seq <= prev; seq++) {
+    const e = m.event(seq)
+    if (e?.type === 'user/message' && 'surfaceOp' in e && e.surfaceOp === 'append') return seq === prev
+  }
+  return false
 }
 
 /** INV-28: both edges of a checkpoint's span are balanced cuts (§4.1). */

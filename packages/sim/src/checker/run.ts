@@ -4,13 +4,14 @@
  * checker model, and returns every violation of §12 with where it was detected. It is total: a corrupt or
  * truncated log yields violations or a typed input error, never a rejection or a hang.
  */
-import { LogError, type CapturedRequest, type Dialect, type RunManifest } from '@compaction-sim/core'
+import { anyHardening, hardeningOf, LogError, type CapturedRequest, type Dialect, type RunManifest } from '@compaction-sim/core'
 import { Dispatcher, type InternalFailure } from './dispatch.ts'
 import { eventItems, fileItems, TornTail, type DroppedTail, type InputItem } from './input.ts'
 import { RepairLookahead } from './lookahead.ts'
 import type { MeterTaint } from './meter.ts'
 import { CheckerModel } from './model.ts'
 import { hardenedChecks } from './hardened-policy.ts'
+import { HARDENED_SELECTION_CHECKS } from './hardened-selection.ts'
 import { CHECKS } from './registry.ts'
 import {
   CheckInputError, discoverManifest, loadManifest, loadRequests, resolveRunInputs, sortRequests, validateManifest, validateRequest,
@@ -93,7 +94,10 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   }
   const ctx: RunContext = { dialect, inputs, requests, world }
   const model = new CheckerModel(dialect, inputs)
-  const checks = [...CHECKS, ...hardenedChecks(inputs)] // issue #19: HARD checks only under their rule
+  // Hardened-profile checks (issue #19) join only when a HARD rule is on, so faithful reports stay byte-identical.
+  const checks = anyHardening(hardeningOf(inputs.policy))
+    ? [...CHECKS, ...hardenedChecks(inputs), ...HARDENED_SELECTION_CHECKS]
+    : CHECKS
   const dispatcher = new Dispatcher(checks, ctx)
   let alive = true
   const lookahead = new RepairLookahead((item) => {
