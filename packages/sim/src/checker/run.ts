@@ -95,8 +95,10 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   const ctx: RunContext = { dialect, inputs, requests, world }
   const model = new CheckerModel(dialect, inputs)
   // Hardened-profile checks (issue #19) join only when a HARD rule is on, so faithful reports stay byte-identical.
-  const checks = anyHardening(hardeningOf(inputs.policy))
-    ? [...CHECKS, ...hardenedChecks(inputs), ...HARDENED_SELECTION_CHECKS]
+  // Each is listed only when its own rule is on (like `hardenedChecks`).
+  const hardening = hardeningOf(inputs.policy)
+  const checks = anyHardening(hardening)
+    ? [...CHECKS, ...hardenedChecks(inputs), ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : [])]
     : CHECKS
   const dispatcher = new Dispatcher(checks, ctx)
   let alive = true
