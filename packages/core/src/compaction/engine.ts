@@ -152,12 +152,7 @@ export class CompactionEngine {
    * `CompactionBusyError`; later failures close the bracket and throw `CompactionError`.
    */
   async compactRegion(start: number, end: number, signal?: AbortSignal): Promise<CompactionResult> {
-    try {
-      return await runBracket(this.env, { start, end, owner: 'current-turn', ...(signal === undefined ? {} : { signal }) })
-    } catch (err) {
-      if (err instanceof BracketFailure) throw automaticError(err)
-      throw err
-    }
+    return this.compactAutomatic(start, end, signal, undefined)
   }
 
   /**
@@ -239,13 +234,14 @@ export class CompactionEngine {
     }
   }
 
-  /** One automatic bracket (pressure or overflow) with the hardened shrink checks when any is on. */
+  /** One automatic bracket (an explicit region, pressure or overflow), with the hardened shrink checks when any is on. */
   private async compactAutomatic(
     start: number, end: number, signal: AbortSignal | undefined, hardened: HardenedShrink | undefined,
   ): Promise<CompactionResult> {
-    if (hardened === undefined) return this.compactRegion(start, end, signal)
     try {
-      return await runBracket(this.env, { start, end, owner: 'current-turn', ...(signal === undefined ? {} : { signal }), hardened })
+      return await runBracket(this.env, {
+        start, end, owner: 'current-turn', ...(signal === undefined ? {} : { signal }), ...(hardened === undefined ? {} : { hardened }),
+      })
     } catch (err) {
       if (err instanceof BracketFailure) throw automaticError(err)
       throw err
@@ -294,7 +290,7 @@ export class CompactionEngine {
 
   /** Selection options of the hardened profile; `{}` (faithful §4.2) when no rule applies. */
   private selection(): SelectionOptions {
-    return hardeningOf(this.policy).openTurnPrompt !== null ? { keepOpenTurnPrompt: true } : {}
+    return this.hardening.openTurnPrompt !== null ? { keepOpenTurnPrompt: true } : {}
   }
 
   private async compactForOverflow(signal: AbortSignal | undefined): Promise<CompactionResult | null> {
