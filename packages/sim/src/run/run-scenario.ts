@@ -33,6 +33,7 @@ import type { Transcript } from '@compaction-sim/fixtures'
 import { retentionOf } from './retention.ts'
 import { loadScenario } from '../scenario/load.ts'
 import type { Scenario, SummarizerConfig } from '../scenario/types.ts'
+import type { SweepProfile } from '../sweep/types.ts'
 import { faultSpecOf, resolveScenario, type ResolvedFault, type ResolvedScenario } from '../scenario/resolve.ts'
 import { referenceSubject } from '../subjects/reference.ts'
 import { missingFeatureReason } from '../subjects/features.ts'
@@ -127,8 +128,12 @@ export interface PolicyOverride {
   contextWindow?: number
   /** The summary route's summarizer (issue #20: a sweep over `summarizer:` definitions). */
   summarizer?: SummarizerConfig
-  /** The policy profile (`policy.profile`, issue #19: a sweep's `profile` axis); the scenario's `hardening` stays. */
-  profile?: 'faithful' | 'hardened'
+  /**
+   * The policy profile (issue #19: a sweep's `profile` axis): `faithful` or `hardened` sets `policy.profile`, a
+   * rule's config key sets `profile: faithful` with that one rule on; either way the scenario's own `hardening`
+   * is dropped, so the cell runs exactly the profile it names.
+   */
+  profile?: SweepProfile
 }
 
 /** `raw` with `override` applied (a copy; `raw` is not modified). */
@@ -140,7 +145,14 @@ export function applyPolicyOverride(raw: Scenario, override: PolicyOverride): Sc
     policy.retainRatio = override.retainRatio
     delete policy.retainTokens
   }
-  if (override.profile !== undefined) policy.profile = override.profile
+  if (override.profile !== undefined) {
+    delete policy.hardening
+    if (override.profile === 'faithful' || override.profile === 'hardened') policy.profile = override.profile
+    else {
+      policy.profile = 'faithful'
+      policy.hardening = { [override.profile]: true }
+    }
+  }
   doc.policy = policy
   if (override.pruner === false) doc.pruner = false
   if (override.pruner === true) doc.pruner = doc.pruner === undefined || doc.pruner === false ? {} : doc.pruner

@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises'
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node } from 'yaml'
 import {
-  CompactionConfigError, TargetPressureConfigError, resolveCompactSpec, resolveCompactionConfig, resolveTargetPolicy,
+  CompactionConfigError, HARDENING_RULES, TargetPressureConfigError, resolveCompactSpec, resolveCompactionConfig, resolveTargetPolicy,
 } from '@compaction-sim/core'
 import { UsageError } from '../cli/exit-codes.ts'
 import type { SweepGrid, SweepPolicy, SweepProfile } from './types.ts'
@@ -29,8 +29,14 @@ const GRID_KEYS = [
   'thresholdRatio', 'retainRatio', 'pruner', 'contextWindow', 'seeds', 'compactionsPerTurnMax', 'summarizer', 'objective', 'profile',
 ] as const
 
-/** The values of the `profile` axis (issue #19), in cell order. */
-export const SWEEP_PROFILES: readonly SweepProfile[] = ['faithful', 'hardened']
+/**
+ * The values of the `profile` axis (issue #19), in cell order: the two profiles, then each HARD rule alone (its
+ * config key, in HARD-id order). `all` in a profile list stands for every one of them.
+ */
+export const SWEEP_PROFILES: readonly SweepProfile[] = ['faithful', 'hardened', ...HARDENING_RULES]
+
+/** What a `profile` value may be, for error messages. */
+const PROFILE_VALUES_TEXT = `faithful, hardened, a rule (${HARDENING_RULES.join(', ')}) or all`
 
 /** The values of `objective` (issue #20). */
 export const SWEEP_OBJECTIVES = ['cost', 'retention'] as const
@@ -161,18 +167,19 @@ function summarizerAxis(node: Node | null, at: (offset: number) => string): Summ
 }
 
 /**
- * The `profile` axis (issue #19): each value `faithful` or `hardened`, de-duplicated, in the fixed order faithful
- * then hardened; throws `UsageError` naming `where` for another value or an empty list.
+ * The `profile` axis (issue #19): each value `faithful`, `hardened`, one rule's config key (that rule alone on top
+ * of faithful) or `all` (every one of those), de-duplicated, in `SWEEP_PROFILES` order; throws `UsageError` naming
+ * `where` for another value or an empty list.
  */
 export function profileAxis(values: readonly unknown[], where: string): SweepProfile[] {
   const words = values.map((v) => (typeof v === 'string' ? v.trim() : v))
   for (const w of words) {
-    if (w !== 'faithful' && w !== 'hardened') {
-      throw new UsageError(`${where}: expected faithful, hardened or both, got ${JSON.stringify(w)}`)
+    if (w !== 'all' && !(SWEEP_PROFILES as readonly unknown[]).includes(w)) {
+      throw new UsageError(`${where}: expected ${PROFILE_VALUES_TEXT}, got ${JSON.stringify(w)}`)
     }
   }
-  if (words.length === 0) throw new UsageError(`${where}: expected faithful, hardened or both`)
-  return SWEEP_PROFILES.filter((p) => words.includes(p))
+  if (words.length === 0) throw new UsageError(`${where}: expected ${PROFILE_VALUES_TEXT}`)
+  return SWEEP_PROFILES.filter((p) => words.includes('all') || words.includes(p))
 }
 
 /** The inline flag of each grid key (`sim sweep --threshold` sets `thresholdRatio`), for error messages. */

@@ -8,7 +8,7 @@
 import { escapeXml, niceAxis, svgNumber, tickLabel } from '../report/svg.ts'
 import type { SweepCell, SweepCellMetrics, SweepReport } from './types.ts'
 import { plural } from '../plural.ts'
-import { figureTexts, profileGroups, PROFILE_COLUMNS } from './profile-compare.ts'
+import { figureTexts, profileGroups, PROFILE_COLUMNS, RULE_COLUMNS, ruleRows, ruleTexts, sideBySideProfiles } from './profile-compare.ts'
 
 const CSS = [
   'body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}',
@@ -21,7 +21,7 @@ const CSS = [
   'rect.heat{stroke:#fff}rect.heat.skipped{fill:#eee}text.heat-label{font-size:10px;fill:#111;text-anchor:middle}',
   'table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;font-size:12px}',
   '.incomplete{color:#a00;font-weight:bold}',
-  'table.profiles th.profile{background:#f3f3f3}table.profiles tr.total td{font-weight:bold}td.failed{color:#a00}',
+  'table.profiles th.profile{background:#f3f3f3}table.profiles tr.total td{font-weight:bold}td.failed{color:#a00}table.rules tr.worse td{color:#a00}',
 ].join('\n')
 
 const WIDTH = 520
@@ -170,8 +170,9 @@ function heatMapSvg(cells: readonly SweepCell[], report: SweepReport, pruner: bo
  * Nothing when the grid has no `profile` axis (so such a page is unchanged).
  */
 function profileHtml(report: SweepReport): string[] {
-  const profiles = report.grid.profile
-  if (profiles === undefined) return []
+  const all = report.grid.profile
+  if (all === undefined) return []
+  const profiles = sideBySideProfiles(all)
   const out = [`<section class="profiles"><h2>Profiles: ${escapeXml(profiles.join(' vs '))}</h2>`]
   for (const group of profileGroups(report)) {
     out.push(`<h3>${escapeXml(group.base)}</h3>`, '<table class="profiles">',
@@ -187,6 +188,16 @@ function profileHtml(report: SweepReport): string[] {
       out.push(`<tr${row.file === null ? ' class="total"' : ''}><td>${escapeXml(row.file ?? 'total')}</td>${cells.join('')}</tr>`)
     }
     out.push('</table>')
+    const rules = ruleRows(report, group)
+    if (rules.length > 0) {
+      out.push(`<h4>Per rule: each rule alone on top of faithful, in total</h4>`, '<table class="rules">',
+        `<tr>${RULE_COLUMNS.map((c) => `<th>${escapeXml(c)}</th>`).join('')}</tr>`)
+      for (const row of rules) {
+        const worse = row.worse !== null && row.worse > 0
+        out.push(`<tr${worse ? ' class="worse"' : ''}>${ruleTexts(row).map((t) => `<td>${escapeXml(t)}</td>`).join('')}</tr>`)
+      }
+      out.push('</table>')
+    }
   }
   out.push('</section>')
   return out

@@ -5,7 +5,7 @@
  */
 import type { SweepCell, SweepReport } from './types.ts'
 import { plural } from '../plural.ts'
-import { figureTexts, profileGroups, PROFILE_COLUMNS } from './profile-compare.ts'
+import { figureTexts, profileGroups, PROFILE_COLUMNS, RULE_COLUMNS, ruleRows, ruleTexts, sideBySideProfiles } from './profile-compare.ts'
 
 /** Escapes a table cell. */
 function cellText(text: string): string {
@@ -83,8 +83,9 @@ function row(c: SweepCell, summarizers = false, probes = false): string {
  * metric once per profile side by side. Nothing when the grid has no `profile` axis.
  */
 function profileSection(report: SweepReport): string[] {
-  const profiles = report.grid.profile
-  if (profiles === undefined) return []
+  const all = report.grid.profile
+  if (all === undefined) return []
+  const profiles = sideBySideProfiles(all)
   const out = ['', `## Profiles: ${profiles.join(' vs ')}`]
   for (const group of profileGroups(report)) {
     const heads = PROFILE_COLUMNS.flatMap((c) => profiles.map((p) => `${c} (${p})`))
@@ -93,6 +94,12 @@ function profileSection(report: SweepReport): string[] {
       const texts = profiles.map((p) => figureTexts(row.figures[p]))
       const cells = PROFILE_COLUMNS.flatMap((_c, i) => texts.map((t) => cellText(t[i] ?? '')))
       out.push(`| ${row.file === null ? '**total**' : cellText(row.file)} | ${cells.join(' | ')} |`)
+    }
+    const rules = ruleRows(report, group)
+    if (rules.length > 0) {
+      out.push('', `#### Per rule (${group.base}): each rule alone on top of faithful, in total`, '',
+        `| ${RULE_COLUMNS.join(' | ')} |`, `|---|---|${PROFILE_COLUMNS.map(() => '---:|').join('')}---:|---:|`)
+      for (const row of rules) out.push(`| ${ruleTexts(row).map(cellText).join(' | ')} |`)
     }
   }
   return out

@@ -5,6 +5,7 @@
  * only, so it is as deterministic as the document.
  */
 import type { SweepCell, SweepProfile, SweepReport, SweepRunMetrics } from './types.ts'
+import { hardId } from '@compaction-sim/core'
 import { round } from './job.ts'
 
 /** The issue #19 metrics of one scenario (or of a total) under one profile; null when the run did not happen. */
@@ -106,4 +107,71 @@ export function figureTexts(f: ProfileFigures | null | undefined): string[] {
     f.compactionsPer100Turns === null ? 'n/a' : f.compactionsPer100Turns.toFixed(2), pct(f.cacheReuse),
     f.cost === null ? 'n/a' : f.cost.toFixed(4), pct(f.pressureMax),
   ]
+}
+
+/**
+ * The profiles the side-by-side table shows: all of the grid's when there are at most three, else only
+ * `faithful` and `hardened` (the per-rule view, `ruleRows`, then gives the rules one row each).
+ */
+export function sideBySideProfiles(profiles: readonly SweepProfile[]): SweepProfile[] {
+  if (profiles.length <= 3) return [...profiles]
+  return profiles.filter((p) => p === 'faithful' || p === 'hardened')
+}
+
+/** One row of the per-rule view: a profile's totals, and in how many scenarios it did worse or better than faithful. */
+export interface RuleRow {
+  profile: SweepProfile
+  /** The checker id of a one-rule profile (`HARD-1` …); null for `faithful` and `hardened`. */
+  hardId: string | null
+  total: ProfileFigures | null
+  /** Scenarios with fewer completed turns, or more rejections or overflow incidents, than faithful (null without a faithful cell). */
+  worse: number | null
+  /** Scenarios with more completed turns, or fewer rejections or overflow incidents, and none of the worse. */
+  better: number | null
+}
+
+/**
+ * The per-rule view of one group: a row per profile of the grid (faithful, hardened, then each rule alone) with
+ * its totals and how many scenarios it changed against faithful. Empty when the grid has only faithful/hardened
+ * (the side-by-side table already shows everything then).
+ */
+export function ruleRows(report: SweepReport, group: ProfileGroup): RuleRow[] {
+  const profiles = report.grid.profile ?? []
+  if (profiles.every((p) => p === 'faithful' || p === 'hardened')) return []
+  const total = group.rows.find((r) => r.file === null)
+  const scenarios = group.rows.filter((r) => r.file !== null)
+  return profiles.map((profile) => {
+    let worse: number | null = null
+    let better: number | null = null
+    if (profiles.includes('faithful')) {
+      worse = 0
+      better = 0
+      for (const row of scenarios) {
+        const base = row.figures.faithful
+        const mine = row.figures[profile]
+        if (base === null || base === undefined || mine === null || mine === undefined) continue
+        const isWorse = mine.turnsCompleted < base.turnsCompleted || mine.providerRejections > base.providerRejections
+          || mine.overflowIncidents > base.overflowIncidents
+        const isBetter = mine.turnsCompleted > base.turnsCompleted || mine.providerRejections < base.providerRejections
+          || mine.overflowIncidents < base.overflowIncidents
+        if (isWorse) worse++
+        else if (isBetter) better++
+      }
+    }
+    return {
+      profile,
+      hardId: profile === 'faithful' || profile === 'hardened' ? null : hardId(profile),
+      total: total?.figures[profile] ?? null,
+      worse, better,
+    }
+  })
+}
+
+/** The column heads of the per-rule view, in order. */
+export const RULE_COLUMNS = ['profile', 'rule', ...PROFILE_COLUMNS, 'worse than faithful', 'better than faithful'] as const
+
+/** The cells of one per-rule row as text, in `RULE_COLUMNS` order. */
+export function ruleTexts(row: RuleRow): string[] {
+  const count = (n: number | null): string => (n === null ? 'n/a' : String(n))
+  return [row.profile, row.hardId ?? (row.profile === 'hardened' ? 'all' : 'none'), ...figureTexts(row.total), count(row.worse), count(row.better)]
 }

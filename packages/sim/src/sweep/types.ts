@@ -5,6 +5,7 @@
  * A pure function of its inputs: no wall-clock value, cells in grid order whatever the worker count or shard.
  */
 
+import type { HardeningRule } from '@compaction-sim/core'
 import type { SummarizerConfig } from '../scenario/types.ts'
 
 /** Version of the sweep document; bumped on any incompatible change. */
@@ -35,14 +36,19 @@ export interface SweepGrid {
    */
   objective?: 'retention'
   /**
-   * Policy profiles to compare (issue #19): each cell sets the scenarios' `policy.profile`; absent = the
-   * scenarios' own profile, one per cell (and the document has no profile fields at all).
+   * Policy profiles to compare (issue #19): each cell sets the scenarios' `policy.profile` and replaces their
+   * `policy.hardening` (a rule profile: `faithful` plus that one rule); absent = the scenarios' own profile, one
+   * per cell (and the document has no profile fields at all).
    */
   profile?: SweepProfile[]
 }
 
-/** A policy profile of the `profile` axis (issue #19; `packages/core/docs/hardened.md`). */
-export type SweepProfile = 'faithful' | 'hardened'
+/**
+ * A policy profile of the `profile` axis (issue #19; `packages/core/docs/hardened.md`): the protocol as written
+ * (`faithful`), every HARD rule on (`hardened`), or one rule alone on top of faithful (its config key, e.g.
+ * `failureBackoff`), which is how a sweep measures each rule's own effect.
+ */
+export type SweepProfile = 'faithful' | 'hardened' | HardeningRule
 
 /** The policy of one cell. */
 export interface SweepPolicy {

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UsageError } from '../../src/cli/exit-codes.ts'
+import { applyPolicyOverride } from '../../src/run/run-scenario.ts'
+import type { Scenario } from '../../src/scenario/types.ts'
 import { gridFromFlags, parseGrid } from '../../src/sweep/grid.ts'
 import { renderSweepHtml } from '../../src/sweep/html.ts'
 import { renderSweepMarkdown } from '../../src/sweep/markdown.ts'
@@ -106,8 +108,72 @@ describe('the profile axis of a grid', () => {
     expect(parseGrid('profile: [hardened, faithful]\n', 'g.grid').profile).toEqual(['faithful', 'hardened'])
     expect(parseGrid('profile: faithful\n', 'g.grid').profile).toEqual(['faithful'])
     expect(() => gridFromFlags({ profile: 'faithful,strict' })).toThrow(UsageError)
-    expect(() => gridFromFlags({ profile: 'faithful,strict' })).toThrow(/--profile: expected faithful, hardened or both, got "strict"/)
-    expect(() => parseGrid('profile: [strict]\n', 'g.grid')).toThrow(/g\.grid:1:10: profile: expected faithful, hardened or both/)
+    expect(() => gridFromFlags({ profile: 'faithful,strict' })).toThrow(/--profile: expected faithful, hardened, a rule \(failureBackoff, .*\) or all, got "strict"/)
+    expect(() => parseGrid('profile: [strict]\n', 'g.grid')).toThrow(/g\.grid:1:10: profile: expected faithful, hardened, a rule/)
     expect(parseGrid('thresholdRatio: 0.8\n', 'g.grid')).not.toHaveProperty('profile')
+  })
+
+  it('takes one rule alone by its config key, and all for both profiles and every rule, in HARD-id order', () => {
+    expect(gridFromFlags({ profile: 'headRefresh,faithful,failureBackoff' }).profile).toEqual(['faithful', 'failureBackoff', 'headRefresh'])
+    expect(parseGrid('profile: all\n', 'g.grid').profile).toEqual([
+      'faithful', 'hardened', 'failureBackoff', 'summaryRoom', 'checkpointBudget', 'meteredRelief',
+      'oversizedUserText', 'openTurnPrompt', 'headRefresh', 'capacitySanity',
+    ])
+    expect(() => gridFromFlags({ profile: 'HARD-1' })).toThrow(/--profile: expected .* got "HARD-1"/)
+  })
+})
+
+describe('a rule profile runs the scenario with exactly that rule', () => {
+  const raw = {
+    name: 'x', seed: 1, provider: { wire: 'openai', model: 'm', contextWindow: 4000 },
+    policy: { thresholdRatio: 0.6, profile: 'hardened', hardening: { openTurnPrompt: false } },
+    transcript: { generate: { generator: 'shaped', turns: 1 } },
+  } as unknown as Scenario
+  it('sets profile faithful plus the one rule, and drops the scenario\'s own hardening under every profile', () => {
+    expect(applyPolicyOverride(raw, { profile: 'checkpointBudget' }).policy).toEqual({
+      thresholdRatio: 0.6, profile: 'faithful', hardening: { checkpointBudget: true },
+    })
+    expect(applyPolicyOverride(raw, { profile: 'faithful' }).policy).toEqual({ thresholdRatio: 0.6, profile: 'faithful' })
+    expect(applyPolicyOverride(raw, { profile: 'hardened' }).policy).toEqual({ thresholdRatio: 0.6, profile: 'hardened' })
+    expect(applyPolicyOverride(raw, {}).policy).toEqual(raw.policy)
+  })
+})
+
+describe('the per-rule view', () => {
+  /** `profiled` with a third cell, `failureBackoff`, a copy of the hardened one whose run has `extra` more rejections. */
+  function withRuleCell(extra: number): SweepReport {
+    const doc = structuredClone(profiled)
+    const hardened = doc.cells[1]
+    if (hardened === undefined) throw new Error('the profiled sweep has no hardened cell')
+    const rule = structuredClone(hardened)
+    rule.id = rule.id.replace(/-hardened$/, '-failureBackoff')
+    rule.policy.profile = 'failureBackoff'
+    const run = rule.runs?.[0]
+    const faithfulRun = doc.cells[0]?.runs?.[0]
+    if (run === undefined || faithfulRun === undefined) throw new Error('no runs')
+    run.providerRejections = (faithfulRun.providerRejections ?? 0) + extra
+    run.overflowIncidents = faithfulRun.overflowIncidents
+    run.turnsCompleted = faithfulRun.turnsCompleted
+    doc.cells.push(rule)
+    doc.grid.profile = ['faithful', 'hardened', 'failureBackoff']
+    return doc
+  }
+
+  it('gives each profile one row of totals with its HARD id and how many scenarios it made worse or better', () => {
+    const md = renderSweepMarkdown(withRuleCell(2))
+    expect(md).toContain('#### Per rule (w6000-t0.8-r0.1-p1): each rule alone on top of faithful, in total')
+    expect(md).toContain('| profile | rule | turns completed | rejections |')
+    expect(md).toMatch(/\| faithful \| none \| \d+\/\d+ \| (\d+) \|.* \| 0 \| 0 \|/)
+    expect(md).toMatch(/\| failureBackoff \| HARD-1 \| \d+\/\d+ \| \d+ \|.* \| 1 \| 0 \|/)
+    expect(md).toMatch(/\| hardened \| all \|/)
+    const html = renderSweepHtml(withRuleCell(2))
+    expect(html).toContain('<table class="rules">')
+    expect(html).toMatch(/<tr class="worse"><td>failureBackoff<\/td><td>HARD-1<\/td>/)
+    expect(renderSweepMarkdown(withRuleCell(-1))).toMatch(/\| failureBackoff \| HARD-1 \| .* \| 0 \| 1 \|/)
+  })
+
+  it('is absent when the grid compares only faithful and hardened', () => {
+    expect(renderSweepMarkdown(profiled)).not.toContain('Per rule')
+    expect(renderSweepHtml(profiled)).not.toContain('class="rules"')
   })
 })

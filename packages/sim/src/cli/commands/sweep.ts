@@ -86,7 +86,7 @@ export function sweepCommand(ctx: CommandContext): CommandModule<object, SweepAr
       .option('window', { type: 'string', describe: 'Context windows: a comma list (default 8000)' })
       .option('seeds', { type: 'string', describe: 'Seeds per scenario: a comma list (default each scenario\'s own)' })
       .option('objective', { type: 'string', describe: 'cost (default) or retention: the Pareto front also maximises probe retention and cache reuse' })
-      .option('profile', { type: 'string', describe: 'Policy profiles to compare: faithful, hardened or faithful,hardened (issue #19; default the scenarios\' own)' })
+      .option('profile', { type: 'string', describe: 'Policy profiles to compare (issue #19): faithful, hardened, a rule alone by its config key (failureBackoff, …, capacitySanity), or all; default the scenarios\' own' })
       .option('workers', { type: 'string', describe: 'Worker threads (default: the available cores; 1 runs inline)' })
       .coerce('workers', (value: unknown) => (value === undefined ? undefined : parseIntegerFlag('--workers', value, 1, WORKERS_MAX)))
       .option('shard', { type: 'string', describe: 'Run slice i of n of the grid (i/n); merge with sim report merge' })
