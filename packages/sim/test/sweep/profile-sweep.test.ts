@@ -153,7 +153,7 @@ describe('the per-rule view', () => {
     if (run === undefined || faithfulRun === undefined) throw new Error('no runs')
     run.providerRejections = (faithfulRun.providerRejections ?? 0) + extra
     run.overflowIncidents = faithfulRun.overflowIncidents
-    run.turnsCompleted = faithfulRun.turnsCompleted
+    run.turnsCompleted = faithfulRun.turnsCompleted ?? 0
     doc.cells.push(rule)
     doc.grid.profile = ['faithful', 'hardened', 'failureBackoff']
     return doc
