@@ -27,7 +27,11 @@ const RANGE_VALUES_MAX = 1000
 /** The keys a grid file may hold. */
 const GRID_KEYS = [
   'thresholdRatio', 'retainRatio', 'pruner', 'contextWindow', 'seeds', 'compactionsPerTurnMax', 'summarizer', 'objective', 'profile',
+  'ownPolicy',
 ] as const
+
+/** The four policy axes, which `ownPolicy` leaves to each scenario. */
+const POLICY_AXES = ['thresholdRatio', 'retainRatio', 'pruner', 'contextWindow'] as const
 
 /**
  * The values of the `profile` axis (issue #19), in cell order: the two profiles, then each HARD rule alone (its
@@ -104,8 +108,10 @@ export interface GridFlags {
   seeds?: string
   /** `cost` (default) or `retention` (issue #20). */
   objective?: string
-  /** `faithful`, `hardened` or both, comma-separated (issue #19). */
+  /** `faithful`, `hardened`, rule keys or `all`, comma-separated (issue #19). */
   profile?: string
+  /** Each scenario keeps its own policy and windows (issue #19); excludes threshold, retain, pruner and window. */
+  ownPolicy?: boolean
 }
 
 /** The grid of inline flags; throws `UsageError` naming the flag. */
@@ -118,6 +124,12 @@ export function gridFromFlags(flags: GridFlags): SweepGrid {
       throw new UsageError(`--${flag}: ${(err as Error).message}`)
     }
   }
+  if (flags.ownPolicy === true) {
+    const given = (['threshold', 'retain', 'pruner', 'window'] as const).filter((f) => flags[f] !== undefined)
+    if (given.length > 0) {
+      throw new UsageError(`--own-policy cannot be combined with ${given.map((f) => `--${f}`).join(', ')}: each scenario keeps its own policy`)
+    }
+  }
   let pruner = [true, false]
   if (flags.pruner !== undefined) {
     try {
@@ -126,15 +138,17 @@ export function gridFromFlags(flags: GridFlags): SweepGrid {
       throw new UsageError(`--pruner: ${(err as Error).message}`)
     }
   }
+  const own = flags.ownPolicy === true
   return checkedGrid({
-    thresholdRatio: axis(numbers('threshold', flags.threshold, [0.8])),
-    retainRatio: axis(numbers('retain', flags.retain, [0.16])),
-    pruner: orderedPruner(pruner),
-    contextWindow: axis(numbers('window', flags.window, [8000])),
+    thresholdRatio: own ? [] : axis(numbers('threshold', flags.threshold, [0.8])),
+    retainRatio: own ? [] : axis(numbers('retain', flags.retain, [0.16])),
+    pruner: own ? [] : orderedPruner(pruner),
+    contextWindow: own ? [] : axis(numbers('window', flags.window, [8000])),
     seeds: axis(numbers('seeds', flags.seeds, [])),
     compactionsPerTurnMax: COMPACTIONS_PER_TURN_MAX_DEFAULT,
     ...objectiveOf(flags.objective, '--objective'),
     ...(flags.profile === undefined ? {} : { profile: profileAxis(flags.profile.split(','), '--profile') }),
+    ...(own ? { ownPolicy: true as const } : {}),
   }, (key) => GRID_KEY_FLAGS[key] ?? '--threshold/--retain/--pruner/--window')
 }
 
@@ -232,22 +246,32 @@ export function parseGrid(text: string, file: string): SweepGrid {
       const value: unknown = valueNode === null ? [] : valueNode.toJSON()
       raw.profile = profileAxis(Array.isArray(value) ? value : [value], `${valueAt}: profile`)
     }
+    else if (key === 'ownPolicy') {
+      if (!isScalar(valueNode) || typeof valueNode.value !== 'boolean') throw new UsageError(`${valueAt}: ownPolicy: expected true or false`)
+      raw.ownPolicy = valueNode.value
+    }
     else if (key === 'objective') raw.objective = objectiveOf(isScalar(valueNode) ? valueNode.value : valueNode?.toJSON(), `${valueAt}: objective`).objective ?? 'cost'
     else raw[key as (typeof GRID_KEYS)[number]] = gridValue(key, valueNode, at)
   }
   const get = <T>(key: (typeof GRID_KEYS)[number], fallback: T): T => (raw[key] === undefined ? fallback : raw[key] as T)
   const perTurn = get<number[]>('compactionsPerTurnMax', [COMPACTIONS_PER_TURN_MAX_DEFAULT])
   if (perTurn.length !== 1) throw new UsageError(`${where.get('compactionsPerTurnMax') ?? file}: expected one number`)
+  const own = raw.ownPolicy === true
+  if (own) {
+    const given = POLICY_AXES.find((k) => raw[k] !== undefined)
+    if (given !== undefined) throw new UsageError(`${where.get(given) ?? file}: ${given}: not allowed with ownPolicy: true (each scenario keeps its own policy)`)
+  }
   return checkedGrid({
-    thresholdRatio: axis(get('thresholdRatio', [0.8])),
-    retainRatio: axis(get('retainRatio', [0.16])),
-    pruner: orderedPruner(get('pruner', [true, false])),
-    contextWindow: axis(get('contextWindow', [8000])),
+    thresholdRatio: own ? [] : axis(get('thresholdRatio', [0.8])),
+    retainRatio: own ? [] : axis(get('retainRatio', [0.16])),
+    pruner: own ? [] : orderedPruner(get('pruner', [true, false])),
+    contextWindow: own ? [] : axis(get('contextWindow', [8000])),
     seeds: axis(get('seeds', [])),
     compactionsPerTurnMax: perTurn[0] ?? COMPACTIONS_PER_TURN_MAX_DEFAULT,
     ...(raw.summarizer === undefined ? {} : { summarizer: raw.summarizer as SummarizerConfig[] }),
     ...(raw.objective === 'retention' ? { objective: 'retention' as const } : {}),
     ...(raw.profile === undefined ? {} : { profile: raw.profile as SweepProfile[] }),
+    ...(own ? { ownPolicy: true as const } : {}),
   }, (key) => (key === 'cells' ? file : `${where.get(key) ?? file}: ${key}`))
 }
 
@@ -284,8 +308,9 @@ function checkedGrid(grid: SweepGrid, where: (key: string) => string): SweepGrid
   for (const v of grid.contextWindow) if (!Number.isSafeInteger(v) || v <= 0) bad('contextWindow', `expected positive integers, got ${v}`)
   for (const v of grid.seeds) if (!Number.isSafeInteger(v) || v < 0 || v > 0xffffffff) bad('seeds', `expected uint32 seeds, got ${v}`)
   if (!(grid.compactionsPerTurnMax >= 0)) bad('compactionsPerTurnMax', `expected a number ≥ 0, got ${grid.compactionsPerTurnMax}`)
-  if (grid.pruner.length === 0) bad('pruner', 'expected on, off or both')
-  const cells = grid.thresholdRatio.length * grid.retainRatio.length * grid.pruner.length * grid.contextWindow.length
+  const own = grid.ownPolicy === true
+  if (!own && grid.pruner.length === 0) bad('pruner', 'expected on, off or both')
+  const cells = (own ? 1 : grid.thresholdRatio.length * grid.retainRatio.length * grid.pruner.length * grid.contextWindow.length)
     * (grid.summarizer?.length ?? 1) * (grid.profile?.length ?? 1)
   if (cells > GRID_CELLS_MAX) bad('cells', `the grid has ${cells} cells, more than ${GRID_CELLS_MAX}`)
   return grid
@@ -297,7 +322,9 @@ function checkedGrid(grid: SweepGrid, where: (key: string) => string): SweepGrid
  * profile (the `profile` axis, issue #19).
  */
 export function cellIdOf(policy: SweepPolicy, summarizerIndex?: number): string {
-  const base = `w${policy.contextWindow}-t${policy.thresholdRatio}-r${policy.retainRatio}-p${policy.pruner ? 1 : 0}`
+  const base = policy.contextWindow === undefined
+    ? 'own'
+    : `w${policy.contextWindow}-t${policy.thresholdRatio}-r${policy.retainRatio}-p${policy.pruner === true ? 1 : 0}`
   const withSummarizer = summarizerIndex === undefined ? base : `${base}-s${summarizerIndex + 1}`
   return policy.profile === undefined ? withSummarizer : `${withSummarizer}-${policy.profile}`
 }
@@ -308,23 +335,20 @@ export function cellIdOf(policy: SweepPolicy, summarizerIndex?: number): string 
  */
 export function gridCells(grid: SweepGrid): GridCell[] {
   const cells: GridCell[] = []
-  for (const contextWindow of grid.contextWindow) {
-    for (const pruner of grid.pruner) {
-      for (const thresholdRatio of grid.thresholdRatio) {
-        for (const retainRatio of grid.retainRatio) {
-          const base = { thresholdRatio, retainRatio, pruner, contextWindow }
-          const summarizers: Array<[SweepPolicy, number | undefined]> = grid.summarizer === undefined
-            ? [[base, undefined]]
-            : grid.summarizer.map((summarizer, k) => [{ ...base, summarizer: structuredClone(summarizer) }, k])
-          for (const [withSummarizer, k] of summarizers) {
-            const profiles: SweepPolicy[] = grid.profile === undefined
-              ? [withSummarizer]
-              : grid.profile.map((profile) => ({ ...withSummarizer, profile }))
-            for (const policy of profiles) {
-              cells.push({ index: cells.length, id: cellIdOf(policy, k), policy, invalidReason: invalidReasonOf(policy) })
-            }
-          }
-        }
+  // Under `ownPolicy` the four policy axes are empty: one base policy with none of their fields.
+  const bases: SweepPolicy[] = grid.ownPolicy === true ? [{}] : grid.contextWindow.flatMap((contextWindow) =>
+    grid.pruner.flatMap((pruner) => grid.thresholdRatio.flatMap((thresholdRatio) =>
+      grid.retainRatio.map((retainRatio) => ({ thresholdRatio, retainRatio, pruner, contextWindow })))))
+  for (const base of bases) {
+    const summarizers: Array<[SweepPolicy, number | undefined]> = grid.summarizer === undefined
+      ? [[base, undefined]]
+      : grid.summarizer.map((summarizer, k) => [{ ...base, summarizer: structuredClone(summarizer) }, k])
+    for (const [withSummarizer, k] of summarizers) {
+      const profiles: SweepPolicy[] = grid.profile === undefined
+        ? [withSummarizer]
+        : grid.profile.map((profile) => ({ ...withSummarizer, profile }))
+      for (const policy of profiles) {
+        cells.push({ index: cells.length, id: cellIdOf(policy, k), policy, invalidReason: invalidReasonOf(policy) })
       }
     }
   }
@@ -333,6 +357,8 @@ export function gridCells(grid: SweepGrid): GridCell[] {
 
 /** Why `policy` cannot run (§3.2 via `resolveCompactionConfig`, §3.3 via `resolveCompactSpec`), or null. */
 export function invalidReasonOf(policy: SweepPolicy): string | null {
+  // An own-policy cell runs each scenario's own policy, which the scenario's own load already checked.
+  if (policy.thresholdRatio === undefined || policy.retainRatio === undefined || policy.contextWindow === undefined) return null
   try {
     const spec = resolveCompactionConfig({ thresholdRatio: policy.thresholdRatio, retainRatio: policy.retainRatio })
     resolveCompactSpec(resolveTargetPolicy(spec, { provider: 'sweep', model: 'sweep' }), policy.contextWindow)

@@ -38,6 +38,10 @@ export function renderSweepHtml(report: SweepReport): string {
       + `${plural(report.summary.runs, 'run')}, ${plural(report.summary.violations, 'invariant violation')}. Cost: ${escapeXml(unit)}.</p>`,
   ]
   if (!report.complete) body.push('<p class="incomplete">Incomplete: the sweep was interrupted; only finished cells are shown.</p>')
+  if (report.grid.ownPolicy === true) {
+    body.push('<p class="own-policy">Own policy: every scenario ran with its own threshold, retention, pruner and windows '
+      + '(<code>--own-policy</code>), so there are no per-window charts and no recommendations; compare the profiles below.</p>')
+  }
   body.push('<h2>Recommendations</h2>', '<ul class="recommendations">')
   for (const r of report.recommendations) body.push(`<li><b>window ${r.contextWindow}</b>: ${escapeXml(r.reasoning)}</li>`)
   body.push('</ul>')

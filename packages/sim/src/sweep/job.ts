@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { parseFact } from '@compaction-sim/fixtures'
 import type { CapturedRequest } from '@compaction-sim/core'
 import type { ScenarioReport } from '../report/types.ts'
-import { applyPolicyOverride, runScenario } from '../run/run-scenario.ts'
+import { applyPolicyOverride, runScenario, type PolicyOverride } from '../run/run-scenario.ts'
 import { scenarioTranscript } from '../run/transcript.ts'
 import { loadScenario } from '../scenario/load.ts'
 import { resolveScenario } from '../scenario/resolve.ts'
@@ -39,11 +39,15 @@ export interface SweepJobResult {
 
 /** Runs `job` and returns its metrics. Never throws for a scenario problem (it becomes the run's status). */
 export async function runSweepJob(job: SweepJob): Promise<SweepJobResult> {
-  const override = {
-    thresholdRatio: job.policy.thresholdRatio, retainRatio: job.policy.retainRatio,
-    pruner: job.policy.pruner, contextWindow: job.policy.contextWindow,
-    ...(job.policy.summarizer === undefined ? {} : { summarizer: job.policy.summarizer }),
-    ...(job.policy.profile === undefined ? {} : { profile: job.policy.profile }),
+  // Each absent field (all four under a grid's `ownPolicy`) leaves the scenario's own value.
+  const p = job.policy
+  const override: PolicyOverride = {
+    ...(p.thresholdRatio === undefined ? {} : { thresholdRatio: p.thresholdRatio }),
+    ...(p.retainRatio === undefined ? {} : { retainRatio: p.retainRatio }),
+    ...(p.pruner === undefined ? {} : { pruner: p.pruner }),
+    ...(p.contextWindow === undefined ? {} : { contextWindow: p.contextWindow }),
+    ...(p.summarizer === undefined ? {} : { summarizer: p.summarizer }),
+    ...(p.profile === undefined ? {} : { profile: p.profile }),
   }
   const report = await runScenario(job.file, {
     outDir: job.outDir, cwd: job.cwd, policyOverride: override, ...(job.seed === null ? {} : { seed: job.seed }),
@@ -57,7 +61,7 @@ export async function runSweepJob(job: SweepJob): Promise<SweepJobResult> {
 /** The transcript's current facts (`Transcript.facts` without the superseded ones). */
 async function factsOf(job: SweepJob, seed: number): Promise<string[]> {
   const raw = await loadScenario(job.file)
-  const scenario = resolveScenario(applyPolicyOverride(raw, { contextWindow: job.policy.contextWindow }), { file: job.file })
+  const scenario = resolveScenario(applyPolicyOverride(raw, job.policy.contextWindow === undefined ? {} : { contextWindow: job.policy.contextWindow }), { file: job.file })
   const transcript = await scenarioTranscript(scenario, seed)
   return (transcript.facts ?? []).map(parseFact).filter((f) => f.status === 'current').map((f) => f.text)
 }

@@ -38,6 +38,10 @@ export function renderSweepMarkdown(report: SweepReport): string {
   }
   if (!report.complete) out.push('', '**Incomplete:** the sweep was interrupted; only finished cells are listed.')
   if (report.shard !== undefined) out.push('', `Shard ${report.shard.index}/${report.shard.count} (merge with \`sim report merge\`).`)
+  if (report.grid.ownPolicy === true) {
+    out.push('', 'Own policy: every scenario ran with its own threshold, retention, pruner and windows (`--own-policy`), so there '
+      + 'are no per-window tables and no recommendations; compare the profiles below.')
+  }
   out.push('', '## Recommendations', '')
   for (const r of report.recommendations) out.push(`- **window ${r.contextWindow}:** ${cellText(r.reasoning)}`)
   out.push(...profileSection(report))

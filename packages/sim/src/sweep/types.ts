@@ -41,6 +41,12 @@ export interface SweepGrid {
    * per cell (and the document has no profile fields at all).
    */
   profile?: SweepProfile[]
+  /**
+   * `true` (`--own-policy`, grid key `ownPolicy: true`): every scenario keeps its own policy and windows, so the
+   * `thresholdRatio`, `retainRatio`, `pruner` and `contextWindow` axes are empty and the cells differ only by
+   * summarizer and profile (e.g. a faithful-vs-hardened comparison of scenarios written for their own policies).
+   */
+  ownPolicy?: true
 }
 
 /**
@@ -50,12 +56,15 @@ export interface SweepGrid {
  */
 export type SweepProfile = 'faithful' | 'hardened' | HardeningRule
 
-/** The policy of one cell. */
+/**
+ * The policy of one cell. Under a grid's `ownPolicy` the four policy fields are absent: each scenario runs with its
+ * own threshold, retention, pruner and windows, and only the summarizer and profile axes vary.
+ */
 export interface SweepPolicy {
-  thresholdRatio: number
-  retainRatio: number
-  pruner: boolean
-  contextWindow: number
+  thresholdRatio?: number
+  retainRatio?: number
+  pruner?: boolean
+  contextWindow?: number
   /** The summarizer of the cell (present when the grid has a `summarizer` axis). */
   summarizer?: SummarizerConfig
   /** The profile of the cell (present when the grid has a `profile` axis). */

@@ -51,7 +51,7 @@ describe('sweep grid', () => {
     expect(problem('thresholdRatio: [0.6,\nretainRatio: 0.1\n')).toMatch(/^grid\.yaml:2:\d+: invalid YAML: /)
     expect(problem('thresholdRatio: 0.7\nretain: 0.1\n')).toBe(
       'grid.yaml:2:1: unknown key "retain"; expected one of '
-        + 'thresholdRatio, retainRatio, pruner, contextWindow, seeds, compactionsPerTurnMax, summarizer, objective, profile',
+        + 'thresholdRatio, retainRatio, pruner, contextWindow, seeds, compactionsPerTurnMax, summarizer, objective, profile, ownPolicy',
     )
     expect(problem('thresholdRatio: [0.6, high]\n')).toBe(
       'grid.yaml:1:23: thresholdRatio: expected numbers separated by commas or a range from:to:step, got "high"',

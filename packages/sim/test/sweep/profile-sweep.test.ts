@@ -177,3 +177,36 @@ describe('the per-rule view', () => {
     expect(renderSweepHtml(profiled)).not.toContain('class="rules"')
   })
 })
+
+describe('sim sweep --own-policy', () => {
+  it('runs each scenario under its own policy: the same runs as a grid of exactly that policy, one cell per profile', async () => {
+    const cwd = process.cwd()
+    const own = await runSweep({
+      grid: gridFromFlags({ ownPolicy: true, profile: 'faithful,hardened' }), scenarios: [SCENARIO], outDir: join(dir, 'own'), cwd, workers: 1,
+    })
+    // The scenario sets no policy (§3.1 defaults: threshold 0.8, retain 0.16), its pruner and a 6000-token window.
+    const same = await runSweep({
+      grid: gridFromFlags({ threshold: '0.8', retain: '0.16', pruner: 'on', window: '6000', profile: 'faithful' }),
+      scenarios: [SCENARIO], outDir: join(dir, 'same'), cwd, workers: 1,
+    })
+    expect(validateSweepReport(own)).toEqual([])
+    expect(own.grid).toMatchObject({ ownPolicy: true, thresholdRatio: [], retainRatio: [], pruner: [], contextWindow: [] })
+    expect(own.cells.map((c) => `${c.id} ${JSON.stringify(c.policy)}`)).toEqual([
+      'own-faithful {"profile":"faithful"}', 'own-hardened {"profile":"hardened"}',
+    ])
+    expect(own.recommendations).toEqual([])
+    expect(own.cells[0]?.runs).toEqual(same.cells[0]?.runs)
+    const md = renderSweepMarkdown(own)
+    expect(md).toContain('Own policy: every scenario ran with its own threshold')
+    expect(md).toContain('### own')
+    expect(md).not.toContain('## Window')
+    expect(renderSweepHtml(own)).toContain('<p class="own-policy">')
+  }, 120_000)
+
+  it('refuses a policy axis beside it, naming the flag or the grid key', () => {
+    expect(() => gridFromFlags({ ownPolicy: true, threshold: '0.7', window: '4000' })).toThrow(/--own-policy cannot be combined with --threshold, --window/)
+    expect(() => parseGrid('ownPolicy: true\ncontextWindow: [4000]\n', 'g.grid')).toThrow(/g\.grid:2:16: contextWindow: not allowed with ownPolicy: true/)
+    expect(() => parseGrid('ownPolicy: yes please\n', 'g.grid')).toThrow(/g\.grid:1:12: ownPolicy: expected true or false/)
+    expect(parseGrid('ownPolicy: true\nprofile: all\n', 'g.grid')).toMatchObject({ ownPolicy: true, contextWindow: [] })
+  })
+})

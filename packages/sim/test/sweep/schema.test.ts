@@ -28,7 +28,7 @@ const cell: Required<SweepCell> = {
 }
 const grid: Required<SweepGrid> = {
   thresholdRatio: [0.8], retainRatio: [0.1], pruner: [true], contextWindow: [8000], seeds: [1], compactionsPerTurnMax: 0.5,
-  summarizer: ['builtin', { ratio: 0.3 }], objective: 'retention', profile: ['faithful', 'hardened'],
+  summarizer: ['builtin', { ratio: 0.3 }], objective: 'retention', profile: ['faithful', 'hardened'], ownPolicy: true,
 }
 const recommendation: Required<SweepRecommendation> = { contextWindow: 8000, cell: cell.id, policy, reasoning: 'why' }
 const report: Required<SweepReport> = {
@@ -49,11 +49,11 @@ describe('sweep-report.schema.json', () => {
   it('lists exactly the keys of each type, required = non-optional', () => {
     const pairs: Array<[Definition, object, string[]]> = [
       [schema, report, ['shard']],
-      [schema.definitions['policy'] ?? {}, policy, ['summarizer', 'profile']],
+      [schema.definitions['policy'] ?? {}, policy, ['thresholdRatio', 'retainRatio', 'pruner', 'contextWindow', 'summarizer', 'profile']],
       [schema.definitions['run'] ?? {}, run, ['reason', 'probesPlanted', 'probesVisible', 'providerRejections', 'summaryCalls', 'turnsCompleted']],
       [schema.definitions['cellMetrics'] ?? {}, metrics, ['probeRetention', 'cacheReuse', 'providerRejections', 'summaryCalls', 'turnsCompleted', 'compactionsPer100Turns']],
       [schema.definitions['cell'] ?? {}, cell, ['skipReason', 'metrics', 'runs', 'pareto']],
-      [schema.definitions['grid'] ?? {}, grid, ['summarizer', 'objective', 'profile']],
+      [schema.definitions['grid'] ?? {}, grid, ['summarizer', 'objective', 'profile', 'ownPolicy']],
       [schema.definitions['recommendation'] ?? {}, recommendation, []],
     ]
     for (const [definition, example, optional] of pairs) {

@@ -44,6 +44,7 @@ export interface SweepArgs {
   seeds: string | undefined
   objective: string | undefined
   profile: string | undefined
+  'own-policy': boolean
   workers: number | undefined
   shard: string | undefined
   'out-dir': string | undefined
@@ -79,7 +80,7 @@ export function sweepCommand(ctx: CommandContext): CommandModule<object, SweepAr
     describe: 'Run scenarios over a grid of policies (Pareto report)',
     builder: (yargs: Argv) => yargs
       .positional('files', { type: 'string', array: true, demandOption: true, describe: 'Scenario YAML files or quoted globs' })
-      .option('grid', { type: 'string', describe: 'Grid file (YAML): thresholdRatio, retainRatio, pruner, contextWindow, seeds, summarizer, objective, profile' })
+      .option('grid', { type: 'string', describe: 'Grid file (YAML): thresholdRatio, retainRatio, pruner, contextWindow, seeds, summarizer, objective, profile, ownPolicy' })
       .option('threshold', { type: 'string', describe: 'thresholdRatio values: a comma list or from:to:step (default 0.8)' })
       .option('retain', { type: 'string', describe: 'retainRatio values: a comma list or from:to:step (default 0.16)' })
       .option('pruner', { type: 'string', describe: 'on, off or on,off (default on,off)' })
@@ -87,6 +88,7 @@ export function sweepCommand(ctx: CommandContext): CommandModule<object, SweepAr
       .option('seeds', { type: 'string', describe: 'Seeds per scenario: a comma list (default each scenario\'s own)' })
       .option('objective', { type: 'string', describe: 'cost (default) or retention: the Pareto front also maximises probe retention and cache reuse' })
       .option('profile', { type: 'string', describe: 'Policy profiles to compare (issue #19): faithful, hardened, a rule alone by its config key (failureBackoff, …, capacitySanity), or all; default the scenarios\' own' })
+      .option('own-policy', { type: 'boolean', default: false, describe: 'Each scenario keeps its own policy and windows; only --profile (and a grid file\'s summarizer) vary (not with --threshold/--retain/--pruner/--window)' })
       .option('workers', { type: 'string', describe: 'Worker threads (default: the available cores; 1 runs inline)' })
       .coerce('workers', (value: unknown) => (value === undefined ? undefined : parseIntegerFlag('--workers', value, 1, WORKERS_MAX)))
       .option('shard', { type: 'string', describe: 'Run slice i of n of the grid (i/n); merge with sim report merge' })
@@ -99,8 +101,9 @@ export function sweepCommand(ctx: CommandContext): CommandModule<object, SweepAr
       const out = ctx.out
       const cwd = process.cwd()
       const inline = [args.threshold, args.retain, args.pruner, args.window, args.seeds, args.objective, args.profile].some((v) => v !== undefined)
+        || args['own-policy']
       if (args.grid !== undefined && inline) {
-        throw new UsageError('--grid cannot be combined with --threshold/--retain/--pruner/--window/--seeds/--objective/--profile (set objective and profile in the grid file)')
+        throw new UsageError('--grid cannot be combined with --threshold/--retain/--pruner/--window/--seeds/--objective/--profile/--own-policy (set objective, profile and ownPolicy in the grid file)')
       }
       const grid = args.grid !== undefined ? await loadGridFile(args.grid) : gridFromFlags({
         ...(args.threshold === undefined ? {} : { threshold: args.threshold }),
@@ -110,6 +113,7 @@ export function sweepCommand(ctx: CommandContext): CommandModule<object, SweepAr
         ...(args.seeds === undefined ? {} : { seeds: args.seeds }),
         ...(args.objective === undefined ? {} : { objective: args.objective }),
         ...(args.profile === undefined ? {} : { profile: args.profile }),
+        ...(args['own-policy'] ? { ownPolicy: true } : {}),
       })
       const files = scenarioFiles(args.files, cwd)
       // Every scenario must load and resolve before any job runs (a bad one is exit 2 with file:line:column).
