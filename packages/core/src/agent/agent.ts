@@ -326,7 +326,6 @@ export class Agent {
     const route = this.route
     const log = this.log
     const info = await this.modelInfo(route, signal)
-    this.offloadOversizedText(info)
     const header: EpochHeader = requestHeader(route, info, this.tools)
     const logged = this.options.requestHeaders !== 'omit'
     const record = logged ? headerRecord(log, header, this.loggedHeader) : null
@@ -336,6 +335,7 @@ export class Agent {
     }
     const context = logged ? routeContextRecord(log, route, info) : null
     if (context !== null) this.append({ type: 'request/context', data: context })
+    this.offloadOversizedText(info)
     const nodes = deriveNodeMessages(log, this.readOnlyPath)
     const logRevisionAtDispatch = log.length
     const call = this.options.runtime.stream(conversationRequest(header, nodes, signal, sessionId))
@@ -360,7 +360,8 @@ export class Agent {
   }
 
   /**
-   * Hardened `oversizedUserText` (HARD-5, packages/core/docs/hardened.md): before the request is built, every
+   * Hardened `oversizedUserText` (HARD-5, packages/core/docs/hardened.md): after the route records and before
+   * the request is built from the log, every
    * surface user text block priced above `floor(maxWindowRatio × contextWindow)` of this route gets its
    * `text/offload`, so neither this request nor any later one (conversation or summary) carries it. Off (the
    * faithful default) or with no known window, nothing is written.

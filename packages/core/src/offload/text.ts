@@ -75,16 +75,17 @@ export function oversizedTextBlocks(content: readonly ContentBlock[], bound: num
 }
 
 /**
- * The rule's pre-request step: for every current `user/message` node (surface order) and each of its text
+ * The rule's pre-request step: for every current appended `user/message` node (surface order; checkpoints,
+ * which replace, are not user text) and each of its text
  * blocks priced above `bound` that is not yet projected, appends one `text/offload` (time `clock()`), so the
  * request built next carries the placeholder. Returns the written events (none when nothing is oversized).
  */
 export function offloadOversizedText(log: EventLog, bound: number, clock: () => number): SessionEvent<'text/offload'>[] {
   const written: SessionEvent<'text/offload'>[] = []
   for (const seq of [...log.nodes]) {
-    const event = log.event(seq)
-    if (event?.type !== 'user/message') continue
-    const message = (event as SessionEvent<'user/message'>).data
+    const event = log.event(seq) as SessionEvent | undefined
+    if (event?.type !== 'user/message' || event.surfaceOp !== 'append') continue // a checkpoint is not user text
+    const message = event.data
     for (const block of oversizedTextBlocks(message.content, bound, log.textOffloads(seq))) {
       const data: TextOffloadData = {
         seq: Seq(seq), blockIndex: block.blockIndex, tokens: block.tokens, bound, path: userTextReadOnlyPath(message.id, block.blockIndex),
