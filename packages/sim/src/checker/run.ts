@@ -100,8 +100,8 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   const hardening = hardeningOf(inputs.policy)
   const checks = anyHardening(hardening)
     ? [
-        ...CHECKS, ...hardenedChecks(inputs), ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : []),
-        ...(hardening.oversizedUserText !== null ? HARDENED_TEXT_CHECKS : []),
+        ...CHECKS, ...hardenedChecks(inputs), ...(hardening.oversizedUserText !== null ? HARDENED_TEXT_CHECKS : []),
+        ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : []),
       ]
     : CHECKS
   const dispatcher = new Dispatcher(checks, ctx)
