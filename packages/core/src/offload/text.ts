@@ -82,7 +82,7 @@ export function oversizedTextBlocks(content: readonly ContentBlock[], bound: num
  */
 export function offloadOversizedText(log: EventLog, bound: number, clock: () => number): SessionEvent<'text/offload'>[] {
   const written: SessionEvent<'text/offload'>[] = []
-  for (const seq of [...log.nodes]) {
+  for (const seq of log.nodes) { // text/offload is log-only: appending it leaves the surface as it is
     const event = log.event(seq) as SessionEvent | undefined
     if (event?.type !== 'user/message' || event.surfaceOp !== 'append') continue // a checkpoint is not user text
     const message = event.data
