@@ -7,7 +7,7 @@
  */
 import { Seq } from '../brand.ts'
 import type { EventLog } from '../log/event-log.ts'
-import type { SessionEvent, TextOffloadData } from '../log/events.ts'
+import type { EventDraft, SessionEvent, TextOffloadData } from '../log/events.ts'
 import type { ContentBlock, Message, TextBlock } from '../log/llm.ts'
 import { blockPrice } from '../meter/price.ts'
 
@@ -77,10 +77,13 @@ export function oversizedTextBlocks(content: readonly ContentBlock[], bound: num
 /**
  * The rule's pre-request step: for every current appended `user/message` node (surface order; checkpoints,
  * which replace, are not user text) and each of its text
- * blocks priced above `bound` that is not yet projected, appends one `text/offload` (time `clock()`), so the
+ * blocks priced above `bound` that is not yet projected, appends one `text/offload` (time `clock()`, through
+ * `append`, the log's own by default), so the
  * request built next carries the placeholder. Returns the written events (none when nothing is oversized).
  */
-export function offloadOversizedText(log: EventLog, bound: number, clock: () => number): SessionEvent<'text/offload'>[] {
+export function offloadOversizedText(
+  log: EventLog, bound: number, clock: () => number, append: (draft: EventDraft<'text/offload'>) => SessionEvent = (d) => log.append(d),
+): SessionEvent<'text/offload'>[] {
   const written: SessionEvent<'text/offload'>[] = []
   for (const seq of log.nodes) { // text/offload is log-only: appending it leaves the surface as it is
     const event = log.event(seq) as SessionEvent | undefined
@@ -90,7 +93,7 @@ export function offloadOversizedText(log: EventLog, bound: number, clock: () => 
       const data: TextOffloadData = {
         seq: Seq(seq), blockIndex: block.blockIndex, tokens: block.tokens, bound, path: userTextReadOnlyPath(message.id, block.blockIndex),
       }
-      written.push(log.append({ time: clock(), type: 'text/offload', data }) as SessionEvent<'text/offload'>)
+      written.push(append({ time: clock(), type: 'text/offload', data }) as SessionEvent<'text/offload'>)
     }
   }
   return written

@@ -17,6 +17,11 @@ import { prompt, say, world } from '../agent/harness.ts'
 const PASTE = 'x'.repeat(9000) // 2250 + 4 = 2254 tokens; the harness route window is 4000, so the bound is 2000
 const ON = { hardening: { oversizedUserText: true } }
 
+/** The text of a block (undefined for a missing or non-text block). */
+function textOf(block: ContentBlock | undefined): string | undefined {
+  return block?.type === 'text' ? String((block as { text: string }).text) : undefined
+}
+
 function mark(seq: number, blockIndex: number, tokens = 2254): TextOffloadData {
   return { seq: Seq(seq), blockIndex, tokens, bound: 2000, path: userTextReadOnlyPath('m-u1', blockIndex) }
 }
@@ -50,7 +55,7 @@ describe('text projection functions', () => {
     const projected = textOffloadProjection(message, new Map([[1, mark(3, 1)]]))
     expect(projected.id).toBe('m-u1')
     expect(projected.content[0]).toBe(content[0])
-    expect(isTextOffloadPlaceholder(String(projected.content[1]?.['text']))).toBe(true)
+    expect(isTextOffloadPlaceholder(String(textOf(projected.content[1])))).toBe(true)
     expect(projected.content[2]).toBe(content[2])
     expect(message.content[1]).toEqual({ type: 'text', text: PASTE }) // the original is untouched
   })
@@ -75,7 +80,7 @@ describe('text/offload in the log', () => {
     const log = logWithUser()
     log.append({ time: 3, type: 'text/offload', data: mark(0, 0) })
     expect(log.textOffloads(0).get(0)?.path).toBe('user-text/m-u1.0.txt')
-    expect(log.deriveMessages()[0]?.content[0]?.['text']).toMatch(/^\[user text moved out of this request/)
+    expect(textOf(log.deriveMessages()[0]?.content[0])).toMatch(/^\[user text moved out of this request/)
     expect(log.deriveMessages()[0]?.content[1]).toEqual({ type: 'text', text: 'tail' })
     expect(() => log.append({ time: 4, type: 'text/offload', data: mark(0, 0) })).toThrow(/already offloaded/)
   })
@@ -99,12 +104,12 @@ describe('the agent under hardening.oversizedUserText', () => {
     ])
     const user = w.ofType('user/message')[0]
     expect(w.ofType('text/offload')[0]?.data).toEqual({ seq: user?.seq, blockIndex: 0, tokens: 2254, bound: 2000, path: 'user-text/m-u1.0.txt' })
-    const sent = w.captures[0]?.messages[1]?.content[0]?.['text']
+    const sent = textOf(w.captures[0]?.messages[1]?.content[0])
     expect(isTextOffloadPlaceholder(String(sent))).toBe(true)
     expect(user?.data.content[0]).toEqual({ type: 'text', text: PASTE }) // the log keeps the text: never a deletion
     await w.agent.runTurn(prompt('next'))
     expect(w.ofType('text/offload')).toHaveLength(1)
-    expect(isTextOffloadPlaceholder(String(w.captures[1]?.messages[1]?.content[0]?.['text']))).toBe(true)
+    expect(isTextOffloadPlaceholder(String(textOf(w.captures[1]?.messages[1]?.content[0])))).toBe(true)
   })
 
   it('leaves text at the bound and every faithful run alone', async () => {
@@ -138,5 +143,33 @@ describe('the agent under hardening.oversizedUserText', () => {
     const texts = JSON.stringify(summaryRequest?.messages)
     expect(texts).not.toContain(PASTE)
     expect(texts).toContain('read-only copy: user-text/m-u1.0.txt')
+  })
+})
+
+describe('the engine under hardening.oversizedUserText', () => {
+  it('projects a paste no request carried under the rule before a manual compaction selects and measures', async () => {
+    // The paste was sent under the faithful policy; the session continues (a restore) with the rule on.
+    const before = world({ conversation: [say('The log shows the parser failing on the third line of every chunk. '.repeat(12)), say('ok')] })
+    await before.agent.runTurn(prompt(PASTE))
+    await before.agent.runTurn(prompt('two'))
+    const w = world({
+      config: ON, makeEngine: withEngine(), events: before.log.events,
+      conversation: [], compaction: [say('## Primary Request and Intent\n- the user pasted a log')],
+    })
+    await w.agent.compactNow()
+    const offload = w.ofType('text/offload')
+    expect(offload).toHaveLength(1)
+    const start = w.ofType('compaction/start')[0]
+    expect(offload[0]?.seq).toBeLessThan(start?.seq ?? -1)
+    const summaryRequest = w.adapter.requests.find((r) => r.purpose === 'compaction')
+    expect(JSON.stringify(summaryRequest?.messages)).not.toContain(PASTE)
+  })
+
+  it('writes nothing for a faithful engine', async () => {
+    const before = world({ conversation: [say('The log shows the parser failing on the third line of every chunk. '.repeat(12))] })
+    await before.agent.runTurn(prompt(PASTE))
+    const w = world({ makeEngine: withEngine(), events: before.log.events, conversation: [], compaction: [say('## Primary Request and Intent\n- a log')] })
+    await w.agent.compactNow().catch(() => null)
+    expect(w.ofType('text/offload')).toEqual([])
   })
 })
