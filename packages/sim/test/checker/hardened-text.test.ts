@@ -83,6 +83,17 @@ describe('HARD-5 — oversized user text is projected', () => {
     }
   })
 
+  it('flags a summary request whose region carries an oversized paste without a text/offload', async () => {
+    const b = new LogBuilder({ route: ROUTE })
+    b.header('initial')
+    b.context()
+    const user = b.user([text(filler('paste', 2400))], 'm-user-1') // appended between turns: no conversation request carried it
+    b.user([text('and this')], 'm-user-2')
+    const { summary } = b.compact({ compactionId: 'cmp-1', turn: null, shadowed: [Seq(user)], summaryText: 'A pasted log.' })
+    const result = await checkLog(b.events, { dialect: 'seed', manifest: ON })
+    expect(only('HARD-5', found(result))).toEqual([`HARD-5@${summary}`])
+  })
+
   it('is not registered without the rule, where INV-37 refuses any text/offload', async () => {
     const { events, offload } = build()
     const result = await checkLog(events, { dialect: 'seed', manifest: manifest({}) })
