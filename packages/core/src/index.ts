@@ -15,7 +15,7 @@ export type {
 export { isKnownBlock } from './log/llm.ts'
 export type {
   Dialect, SurfaceOp, ReplaceOp, TurnEndReason, EpochHeader, HeaderReason, SeqRange, EventDataMap, CompactionSummaryData,
-  OffloadTarget, EventType, SurfaceEventType, SessionEvent, SurfaceEvent, ForeignEvent, LogEvent, EventDraft,
+  OffloadTarget, TextOffloadData, EventType, SurfaceEventType, SessionEvent, SurfaceEvent, ForeignEvent, LogEvent, EventDraft,
   DialectVocabulary, SessionHeaderRecord,
 } from './log/events.ts'
 export { DIALECTS, EVENT_TYPES, vocabulary, isSurfaceType, isEventOfType, isSurfaceEvent } from './log/events.ts'
@@ -28,7 +28,11 @@ export {
 } from './log/lifecycle.ts'
 export { Surface, pairingDelta, type SurfaceView, type EventLookup } from './surface/surface.ts'
 export { toolPairingBalancedBefore, toolPairingBalancedAfter, balancedCuts, ToolPairingError } from './surface/tool-pairing.ts'
-export { deriveEventMessage, deriveMessages, deriveNodeMessages, type DeriveSource, type DerivedMessage } from './surface/derive.ts'
+export { deriveEventMessage, deriveMessages, deriveNodeMessages, projectNodeMessage, type DeriveSource, type DerivedMessage } from './surface/derive.ts'
+export {
+  userTextReadOnlyPath, oversizedTextBound, textOffloadPlaceholder, isTextOffloadPlaceholder, textOffloadProjection, oversizedTextBlocks,
+  type TextOffloadMarks, type OversizedText,
+} from './offload/text.ts'
 export {
   countImages, imageOccurrences, imageOffloadProjection, offloadPlaceholder, isOffloadPlaceholder, harnessReadOnlyPath,
   type ReadOnlyPathResolver,

@@ -24,7 +24,9 @@ import type {
 import { TOOL_NOT_STARTED, TOOL_NOT_STARTED_TEXT } from '../log/lifecycle.ts'
 import type { CapturedRequest } from '../log/manifest.ts'
 import { harnessReadOnlyPath, type ReadOnlyPathResolver } from '../offload/projection.ts'
+import { offloadOversizedText, oversizedTextBound } from '../offload/text.ts'
 import type { CompactionPolicySpec } from '../policy/config.ts'
+import { hardeningOf } from '../policy/hardening.ts'
 import { deriveNodeMessages, type DerivedMessage } from '../surface/derive.ts'
 import type { CompactionResult } from '../compaction/bracket.ts'
 import type { IdleAdmission } from '../compaction/engine.ts'
@@ -333,6 +335,7 @@ export class Agent {
     }
     const context = logged ? routeContextRecord(log, route, info) : null
     if (context !== null) this.append({ type: 'request/context', data: context })
+    this.offloadOversizedText(info)
     const nodes = deriveNodeMessages(log, this.readOnlyPath)
     const logRevisionAtDispatch = log.length
     const call = this.options.runtime.stream(conversationRequest(header, nodes, signal, sessionId))
@@ -354,6 +357,20 @@ export class Agent {
     const time = first !== undefined ? (log.event(first) as LogEvent).time : clock()
     this.options.onRequest?.(capture(call, logRevisionAtDispatch, time, finish))
     return { call, nodes, chunkSeqs, chunks, finish, replayState }
+  }
+
+  /**
+   * Hardened `oversizedUserText` (HARD-5, packages/core/docs/hardened.md): after the route records and before
+   * the request is built from the log, every
+   * surface user text block priced above `floor(maxWindowRatio × contextWindow)` of this route gets its
+   * `text/offload`, so neither this request nor any later one (conversation or summary) carries it. Off (the
+   * faithful default) or with no known window, nothing is written.
+   */
+  private offloadOversizedText(info: LlmModelInfo): void {
+    const rule = hardeningOf(this.options.policy).oversizedUserText
+    const window = info.context?.contextWindow
+    if (rule === null || window === undefined) return
+    offloadOversizedText(this.log, oversizedTextBound(rule.maxWindowRatio, window), this.options.clock)
   }
 
   /**

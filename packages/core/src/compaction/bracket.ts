@@ -15,11 +15,11 @@ import { messageContent, type OpenBracket } from '../log/session-state.ts'
 import type { PricedNode } from '../meter/measurement.ts'
 import { envelopePrice, type TokenMeter } from '../meter/meter.ts'
 import { blocksPrice, fixedPrice, ROLE_OVERHEAD } from '../meter/price.ts'
-import { countImages, imageOffloadProjection, type ReadOnlyPathResolver } from '../offload/projection.ts'
+import { countImages, type ReadOnlyPathResolver } from '../offload/projection.ts'
 import { offloadCountOf, selectOffload, type RequestNode } from '../offload/select.ts'
 import { CompactionBusyError } from '../policy/pressure.ts'
 import { RegionError, systemHeadCount } from '../range/select.ts'
-import { deriveEventMessage } from '../surface/derive.ts'
+import { deriveEventMessage, projectNodeMessage } from '../surface/derive.ts'
 import { toolPairingBalancedAfter, toolPairingBalancedBefore } from '../surface/tool-pairing.ts'
 import { compactCheckpointSource, frameCheckpoint } from './checkpoint.ts'
 import {
@@ -389,7 +389,7 @@ class Bracket {
     if (event === undefined) throw new InvariantError(`surface node ${seq} is not in the log`)
     const message = deriveEventMessage(event)
     if (message === null) return null
-    return imageOffloadProjection(message, log.offloadedIndexes(seq), this.env.readOnlyPath)
+    return projectNodeMessage(message, seq, log, this.env.readOnlyPath)
   }
 
   /** Image occurrences of the region not yet offloaded (the bound of the attempt loop). */

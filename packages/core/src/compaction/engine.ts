@@ -11,6 +11,7 @@ import type { EventDraft, SessionEvent } from '../log/events.ts'
 import type { Measurement } from '../meter/measurement.ts'
 import { TokenMeter } from '../meter/meter.ts'
 import { harnessReadOnlyPath, type ReadOnlyPathResolver } from '../offload/projection.ts'
+import { offloadOversizedText, oversizedTextBound } from '../offload/text.ts'
 import type { CompactionPolicySpec, CompactionTrigger, RouteTarget } from '../policy/config.ts'
 import { hardeningOf, type HardeningSpec } from '../policy/hardening.ts'
 import { CompactionBusyError, evaluatePressure, PressureWarningGate, routedTarget } from '../policy/pressure.ts'
@@ -248,7 +249,21 @@ export class CompactionEngine {
     }
   }
 
+  /**
+   * HARD-5 (`hardening.oversizedUserText`): projects oversized user text before anything is measured or selected,
+   * with the window of the route context in force. The agent does this before every conversation request, so
+   * this only writes for a log whose paste no request has carried yet (e.g. one restored after a crash). Not
+   * while a bracket is live: its §7.6 stability check would see the re-priced node.
+   */
+  private projectOversizedText(): void {
+    const rule = this.hardening.oversizedUserText
+    const window = this.log.state.routeContext?.data.contextWindow
+    if (rule === null || window === undefined || this.log.state.lock.state === 'live') return
+    offloadOversizedText(this.log, oversizedTextBound(rule.maxWindowRatio, window), this.clock, this.env.append)
+  }
+
   private async compactForPressure(signal: AbortSignal | undefined): Promise<CompactionResult | null> {
+    this.projectOversizedText()
     const decision = await evaluatePressure({ // §3.5 steps 1–8 (lock checked after the capacity lookup)
       log: this.log,
       spec: this.policy,
@@ -297,6 +312,7 @@ export class CompactionEngine {
     if (routedTarget(this.log) === null) return null // step 1
     const lock = this.log.state.lock // step 2: before pruning (Q-17, INV-24)
     if (lock.state === 'live') throw new CompactionBusyError(lock.bracket)
+    this.projectOversizedText()
     if (this.pruner !== undefined) pruneSession(this.log, this.pruner, this.clock, { readOnlyPath: this.readOnlyPath })
     const range = selectCompactableRange(this.log, this.meter.measure(), 0, this.selection()) // steps 3–4: retain only the newest unit
     if (range === null) return null
@@ -321,6 +337,7 @@ export class CompactionEngine {
       : new ManualCompactionError('cancelled', `cancelled: ${errorChain(agent.reason)}`, { cause: agent.reason })
     try {
       if (op.aborted) throw cancellation() // step 3a
+      this.projectOversizedText()
       const range = selectCompactableRange(this.log, this.meter.measure(), 0) // step 3b
       if (range === null) return null // step 3c: nothing written
       let result: CompactionResult | null = null

@@ -5,6 +5,7 @@
  */
 import type { Seq } from '../brand.ts'
 import { LogError } from '../errors.ts'
+import type { TextOffloadMarks } from '../offload/text.ts'
 import { deriveMessages, deriveNodeMessages, type DeriveSource, type DerivedMessage } from '../surface/derive.ts'
 import type { Dialect, EventDraft, LogEvent, SessionEvent } from './events.ts'
 import { deepFreeze } from './json.ts'
@@ -58,6 +59,8 @@ export class EventLog implements DeriveSource {
   event(seq: number): LogEvent | undefined { return this.list[seq] }
   /** Offloaded image indexes of a node (§6.4). */
   offloadedIndexes(seq: number): ReadonlySet<number> { return this.state.offloadedIndexes(seq) }
+  /** Projected user text blocks of a node (hardened `text/offload`, HARD-5). */
+  textOffloads(seq: number): TextOffloadMarks { return this.state.textOffloads(seq) }
 
   /** Appends a protocol event: assigns its seq, validates it (§1), freezes and folds it. Throws `LogError`. */
   append<T extends EventDraft>(draft: T): SessionEvent {

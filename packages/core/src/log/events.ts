@@ -73,6 +73,7 @@ export interface EventDataMap {
   'compaction/prune': { shadowedRange: SeqRange; shadowedSeqs: [Seq]; shadowedTokenCount: number }
   'compaction/end': { compactionId: CompactionId; sourceCommandId?: string; turn: number | null; error?: string }
   'image/offload': { targets: OffloadTarget[] }
+  'text/offload': TextOffloadData
 }
 
 /** `compaction/summary` payload (§1.4.15). */
@@ -94,6 +95,14 @@ export interface CompactionSummaryData {
 /** One node's offloaded image indexes (§1.4.19). */
 export interface OffloadTarget { seq: Seq; imageIndexes: number[] }
 
+/**
+ * One oversized user text block moved out of every later request (hardened `oversizedUserText`, HARD-5;
+ * `packages/core/docs/hardened.md`). Log-only, seed-only, written only when the rule is on: a faithful log
+ * never holds it. `tokens` is the block's structural price (§2.2), `bound` the limit it exceeded
+ * (`floor(maxWindowRatio × contextWindow)`), `path` the read-only handle of the full text.
+ */
+export interface TextOffloadData { seq: Seq; blockIndex: number; tokens: number; bound: number; path: string }
+
 /** Every event type this protocol defines. */
 export type EventType = keyof EventDataMap
 
@@ -102,7 +111,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   'turn/start', 'turn/end', 'step/start', 'step/end', 'system/message', 'user/message', 'assistant/chunk',
   'assistant/message', 'tool/call', 'tool/result', 'request/header', 'request/context', 'session/end-seed',
   'llm/retry', 'llm/retry-started', 'compaction/start', 'compaction/summary', 'compaction/summary-error',
-  'compaction/prune', 'compaction/end', 'image/offload',
+  'compaction/prune', 'compaction/end', 'image/offload', 'text/offload',
 ]
 
 /** The surface-eligible types (§1.3). */
@@ -151,7 +160,7 @@ export interface DialectVocabulary {
   readonly foreignTypes: ReadonlySet<string>
 }
 
-const SEED_ONLY: ReadonlySet<EventType> = new Set(['system/message', 'compaction/summary-error', 'image/offload'])
+const SEED_ONLY: ReadonlySet<EventType> = new Set(['system/message', 'compaction/summary-error', 'image/offload', 'text/offload'])
 
 const VOCABULARIES: Record<Dialect, DialectVocabulary> = {
   seed: {

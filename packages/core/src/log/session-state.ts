@@ -7,9 +7,10 @@
 import type { Seq } from '../brand.ts'
 import { LogError } from '../errors.ts'
 import { countImages } from '../offload/projection.ts'
+import type { TextOffloadMarks } from '../offload/text.ts'
 import { canonicalHeader } from '../request/header.ts'
 import { Surface, pairingDelta, type EventLookup } from '../surface/surface.ts'
-import type { Dialect, EpochHeader, EventDataMap, HeaderReason, LogEvent, ReplaceOp, SessionEvent, SurfaceEvent } from './events.ts'
+import type { Dialect, EpochHeader, EventDataMap, HeaderReason, LogEvent, ReplaceOp, SessionEvent, SurfaceEvent, TextOffloadData } from './events.ts'
 import type { ContentBlock } from './llm.ts'
 
 /** The header in force and where it was written. */
@@ -45,6 +46,7 @@ export class SessionState {
   private readonly explicitSeriesHeaders: ReadonlySet<number>
   private readonly offloadMarks = new Map<number, Set<number>>()
   private offloads = 0
+  private readonly textMarks = new Map<number, Map<number, TextOffloadData>>()
   private explicitSeries = 0
   private length = 0
   private headerNow: HeaderInForce | null = null
@@ -84,6 +86,8 @@ export class SessionState {
   get lastEndSeed(): Seq | null { return this.endSeed }
   /** Offloaded image indexes of a node (§6.4); empty when none. */
   offloadedIndexes(seq: number): ReadonlySet<number> { return this.offloadMarks.get(seq) ?? EMPTY }
+  /** Projected user text blocks of a node (hardened `text/offload`, HARD-5): block index → mark; empty when none. */
+  textOffloads(seq: number): TextOffloadMarks { return this.textMarks.get(seq) ?? EMPTY_MARKS }
 
   /** The lock state of §11.1: the latest unmatched start and whether it is live. */
   get lock(): { state: 'free' } | { state: 'live' | 'stale'; bracket: OpenBracket } {
@@ -117,6 +121,20 @@ export class SessionState {
       if (event.type === 'tool/result' && this.turn === null) return new LogError('REPLACE', 'a tool/result replacement needs an open turn', { ...at, field: 'surfaceOp' })
     }
     if (event.type === 'image/offload') return this.checkOffload(event as SessionEvent<'image/offload'>)
+    if (event.type === 'text/offload') return this.checkTextOffload(event as SessionEvent<'text/offload'>)
+    return undefined
+  }
+
+  /** A `text/offload` names a current `user/message` node's text block that is not yet projected (HARD-5). */
+  private checkTextOffload(event: SessionEvent<'text/offload'>): LogError | undefined {
+    const { seq, blockIndex } = event.data
+    const fail = (reason: string, field: string): LogError => new LogError('OFFLOAD', reason, { seq: event.seq, field })
+    if (this.surface.position(seq) < 0) return fail(`node ${seq} is not a current surface node`, 'data.seq')
+    const node = this.lookup(seq)
+    if (node === undefined || node.type !== 'user/message') return fail(`node ${seq} is ${node?.type ?? 'missing'}; only user/message text can be offloaded`, 'data.seq')
+    const block = messageContent(node)[blockIndex]
+    if (block === undefined || block.type !== 'text') return fail(`block ${blockIndex} of node ${seq} is ${block === undefined ? 'out of range' : `a ${block.type} block`}, not text`, 'data.blockIndex')
+    if (this.textOffloads(seq).has(blockIndex)) return fail(`text block ${blockIndex} of node ${seq} is already offloaded`, 'data.blockIndex')
     return undefined
   }
 
@@ -208,6 +226,12 @@ export class SessionState {
           for (const i of t.imageIndexes) set.add(i)
         }
         return
+      case 'text/offload': {
+        let marks = this.textMarks.get(e.data.seq)
+        if (marks === undefined) this.textMarks.set(e.data.seq, marks = new Map())
+        marks.set(e.data.blockIndex, e.data)
+        return
+      }
       case 'assistant/chunk': case 'tool/call': case 'llm/retry': case 'llm/retry-started':
       case 'compaction/summary': case 'compaction/summary-error': case 'compaction/prune':
       case 'system/message': case 'user/message': case 'assistant/message': case 'tool/result':
@@ -222,6 +246,7 @@ export class SessionState {
 }
 
 const EMPTY: ReadonlySet<number> = new Set()
+const EMPTY_MARKS: TextOffloadMarks = new Map()
 
 function bracketOf(e: SessionEvent<'compaction/start'>): OpenBracket {
   const b: OpenBracket = { startSeq: e.seq, compactionId: e.data.compactionId, turn: e.data.turn }

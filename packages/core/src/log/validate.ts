@@ -774,6 +774,14 @@ function checkPayload(c: Check, type: EventType, d: Obj, dialect: Dialect): void
       }
       return
     }
+    case 'text/offload':
+      // Hardened oversizedUserText (HARD-5): which user text block is projected, its price, the bound and the path.
+      c.nonNegInt(d['seq'], 'data.seq')
+      c.nonNegInt(d['blockIndex'], 'data.blockIndex')
+      c.nonNegInt(d['tokens'], 'data.tokens')
+      c.nonNegInt(d['bound'], 'data.bound')
+      c.nonEmptyStr(d['path'], 'data.path')
+      return
     default:
       assertNever(type, 'event type')
   }

@@ -9,9 +9,9 @@ import { assembleAttempt, AssemblyError } from '../log/assembly.ts'
 import type { Dialect, EpochHeader, LogEvent, SessionEvent } from '../log/events.ts'
 import type { StreamChunk, TokenUsage } from '../log/llm.ts'
 import { messageContent, SessionState } from '../log/session-state.ts'
-import { countImages, harnessReadOnlyPath, imageOffloadProjection, type ReadOnlyPathResolver } from '../offload/projection.ts'
+import { countImages, harnessReadOnlyPath, type ReadOnlyPathResolver } from '../offload/projection.ts'
 import { canonicalHeader, headersEqual } from '../request/header.ts'
-import { deriveEventMessage } from '../surface/derive.ts'
+import { deriveEventMessage, projectNodeMessage } from '../surface/derive.ts'
 import { ChunkedList, type ListSnapshot } from './chunked-list.ts'
 import type { Baseline, Measurement, PricedNode } from './measurement.ts'
 import { blockPrice, ROLE_OVERHEAD, routePrice, textTokens, BLOCK_OVERHEAD, toolsPrice } from './price.ts'
@@ -185,6 +185,9 @@ export class TokenMeter {
       case 'image/offload':
         for (const t of ev.data.targets) this.reprice(t.seq)
         return
+      case 'text/offload':
+        this.reprice(ev.data.seq)
+        return
       case 'request/header':
       case 'request/context':
         this.refreshImagePrice()
@@ -244,9 +247,7 @@ export class TokenMeter {
     if (event === undefined) throw new InvariantError(`surface node ${seq} is not in the log`)
     const m = deriveEventMessage(event)
     if (m === null) return 0
-    const offloaded = this.state.offloadedIndexes(seq)
-    const projected = offloaded.size > 0 ? imageOffloadProjection(m, offloaded, this.readOnlyPath) : m
-    return routePrice(projected, this.imagePriceNow)
+    return routePrice(projectNodeMessage(m, seq, this.state, this.readOnlyPath), this.imagePriceNow)
   }
 
   private noteImages(e: LogEvent): void {

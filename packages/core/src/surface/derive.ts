@@ -5,6 +5,7 @@
 import type { LogEvent, SessionEvent } from '../log/events.ts'
 import type { ContentBlock, Message } from '../log/llm.ts'
 import { imageOffloadProjection, type ReadOnlyPathResolver } from '../offload/projection.ts'
+import { textOffloadProjection, type TextOffloadMarks } from '../offload/text.ts'
 
 /** True for a message content that projects to no wire message: no blocks, or only `""` text blocks (§1.4.5 rule 4). */
 function isEmptySystemContent(content: readonly ContentBlock[]): boolean {
@@ -33,6 +34,20 @@ export interface DeriveSource {
   readonly nodes: readonly number[]
   event(seq: number): LogEvent | undefined
   offloadedIndexes(seq: number): ReadonlySet<number>
+  /** Projected user text blocks of a node (hardened `text/offload`, HARD-5); absent means none. */
+  textOffloads?(seq: number): TextOffloadMarks
+}
+
+/**
+ * The projections a node's message gets on every request (§1.7): image offload (§6.5), then the hardened
+ * text projection (HARD-5; a faithful log has no mark, so this is the image projection alone).
+ */
+export function projectNodeMessage<M extends Message>(
+  message: M, seq: number, source: Pick<DeriveSource, 'offloadedIndexes' | 'textOffloads'>, readOnlyPath?: ReadOnlyPathResolver,
+): M {
+  const offloaded = source.offloadedIndexes(seq)
+  const images = offloaded.size > 0 ? imageOffloadProjection(message, offloaded, readOnlyPath) : message
+  return textOffloadProjection(images, source.textOffloads?.(seq))
 }
 
 /** A derived message together with the surface node it came from. */
@@ -49,8 +64,7 @@ export function deriveNodeMessages(source: DeriveSource, readOnlyPath?: ReadOnly
     if (event === undefined) throw new RangeError(`surface node ${seq} does not resolve to a log event`)
     const m = deriveEventMessage(event)
     if (m === null) continue
-    const offloaded = source.offloadedIndexes(seq)
-    out.push({ seq, message: offloaded.size > 0 ? imageOffloadProjection(m, offloaded, readOnlyPath) : m })
+    out.push({ seq, message: projectNodeMessage(m, seq, source, readOnlyPath) })
   }
   return out
 }

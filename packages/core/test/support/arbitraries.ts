@@ -309,6 +309,7 @@ function dataArbs(dialect: Dialect): DataArbs {
       },
       RECORD,
     ),
+    'text/offload': fc.record({ seq: seqArb, blockIndex: natArb, tokens: natArb, bound: natArb, path: nonEmptyArb }, RECORD),
   }
 }
 

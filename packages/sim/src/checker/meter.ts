@@ -10,10 +10,10 @@
  * (`P_route`, `P_fixed`) do not depend on anchors and stay exact. Memory: one price per live surface node.
  */
 import {
-  anchorOf, assembleAttempt, blockPrice, countImages, envelopePrice, fixedPrice, harnessReadOnlyPath, imageOffloadProjection, measureAgainst,
+  anchorOf, assembleAttempt, blockPrice, countImages, envelopePrice, fixedPrice, harnessReadOnlyPath, measureAgainst, projectNodeMessage,
   messageContent, ROLE_OVERHEAD, routePrice, deriveEventMessage,
   type Baseline, type ContentBlock, type Dialect, type EpochHeader, type EventDataMap, type LogEvent, type Message, type MeterAnchor,
-  type ReadOnlyPathResolver,
+  type ReadOnlyPathResolver, type TextOffloadMarks,
   type SessionEvent, type StreamChunk,
 } from '@compaction-sim/core'
 
@@ -21,6 +21,8 @@ import {
 export interface MeterSource {
   event(seq: number): LogEvent | undefined
   offloadedIndexes(seq: number): ReadonlySet<number>
+  /** Projected user text blocks (hardened `text/offload`, HARD-5). */
+  textOffloads?(seq: number): TextOffloadMarks
 }
 
 /** A measurement of the folded prefix (§2.5 `measure`), without the per-node list. */
@@ -67,8 +69,7 @@ export class ReferenceMeter {
     if (event === undefined) return null
     const m = deriveEventMessage(event)
     if (m === null) return null
-    const offloaded = this.source.offloadedIndexes(seq)
-    return offloaded.size > 0 ? imageOffloadProjection(m, offloaded, this.readOnlyPath) : m
+    return projectNodeMessage(m, seq, this.source, this.readOnlyPath)
   }
 
   /** `P_route` of a live node as the meter holds it (0 for a node it does not know). */

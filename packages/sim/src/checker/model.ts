@@ -15,7 +15,7 @@
 import {
   assertNever, deriveNodeMessages, harnessReadOnlyPath, isSurfaceType, resolveCompactSpec, resolveTargetPolicy, SessionState, TargetPressureConfigError,
   type CompactSpec, type DerivedMessage, type DeriveSource, type Dialect, type EpochHeader, type LlmFailure, type LogEvent,
-  type ReplaceOp, type RouteTarget, type SessionEvent, type StreamChunk, type SurfaceOp, type SurfaceView, type TargetPolicy,
+  type ReplaceOp, type RouteTarget, type SessionEvent, type StreamChunk, type SurfaceOp, type SurfaceView, type TargetPolicy, type TextOffloadMarks,
 } from '@compaction-sim/core'
 import { LiveEvents } from './live-events.ts'
 import { ReferenceMeter, type MeterSource, type PressureReading } from './meter.ts'
@@ -157,6 +157,8 @@ export class CheckerModel implements MeterSource, DeriveSource {
   event(seq: number): LogEvent | undefined { return this.live.get(seq) }
   /** Offloaded image indexes of a node (§6.4). */
   offloadedIndexes(seq: number): ReadonlySet<number> { return this.state.offloadedIndexes(seq) }
+  /** Projected user text blocks of a node (hardened `text/offload`, HARD-5). */
+  textOffloads(seq: number): TextOffloadMarks { return this.state.textOffloads(seq) }
   /** Current position of a node, or -1. */
   position(seq: number): number { return this.state.surface.position(seq) }
   /** The header in force (§10.2), canonical. */
@@ -365,6 +367,9 @@ export class CheckerModel implements MeterSource, DeriveSource {
       }
       case 'image/offload':
         this.meter.onOffload(ev.data.targets.map((t) => t.seq))
+        return
+      case 'text/offload':
+        this.meter.onOffload([ev.data.seq])
         return
       default:
         return // other log-only events (llm/retry, summary-error, prune, foreign types) change nothing here

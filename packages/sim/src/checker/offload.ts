@@ -4,7 +4,7 @@
  * (§6.3; the surface at the failing dispatch, or the bracket's region for a summary request) and compared.
  */
 import {
-  countImages, harnessReadOnlyPath, imageOccurrences, isOffloadPlaceholder, jsonEqual, messageContent, offloadCountOf, offloadPlaceholder,
+  countImages, hardeningOf, harnessReadOnlyPath, imageOccurrences, isOffloadPlaceholder, jsonEqual, messageContent, offloadCountOf, offloadPlaceholder,
   type LlmFailure, type LogEvent, type OffloadTarget, type SessionEvent,
 } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
@@ -105,8 +105,12 @@ function offloadCause(m: CheckerModel): OffloadCause | null {
   return cause !== null && cause.failure.code === IMAGE_OFFLOAD_REQUIRED ? cause : null
 }
 
-/** INV-37: an offload immediately follows an IMAGE_OFFLOAD_REQUIRED failure with a valid count, in its step or bracket. */
-const inv37 = offloadCheck(
+/**
+ * INV-37: an offload immediately follows an IMAGE_OFFLOAD_REQUIRED failure with a valid count, in its step or
+ * bracket. A `text/offload` (hardened oversizedUserText, HARD-5) has no failure as its cause: the rule is; it
+ * is accepted only when the manifest switches that rule on (HARD-5 then judges it), and reported otherwise.
+ */
+const inv37Image = offloadCheck(
   'INV-37',
   'Offload causality: every image/offload immediately follows an IMAGE_OFFLOAD_REQUIRED failed finish in the open step, or such a summary-error in the open bracket (targets inside its region), with a positive integer offloadImages.',
   (e, m, r) => {
@@ -125,6 +129,21 @@ const inv37 = offloadCheck(
     }
   },
 )
+
+const inv37: Check = {
+  ...inv37Image,
+  create: (ctx, r) => {
+    const image = inv37Image.create(ctx, r)
+    const textRule = hardeningOf(ctx.inputs.policy).oversizedUserText !== null
+    return {
+      types: ['image/offload', 'text/offload'],
+      before: (event, item, m) => {
+        if (event.type === 'image/offload') image.before?.(event, item, m)
+        else if (!textRule) r.violation(event.seq, 'text/offload is the hardened oversizedUserText projection (HARD-5), but this run\'s manifest does not switch hardening.oversizedUserText on')
+      },
+    }
+  },
+}
 
 /** §6.3 selection: the first `count` not-yet-offloaded occurrences of `nodes` (user/tool only), depth-first. */
 function expectedTargets(nodes: readonly number[], count: number, m: CheckerModel): OffloadTarget[] {
