@@ -52,7 +52,7 @@ export {
 } from './meter/meter.ts'
 export type { Baseline, Measurement, PricedNode } from './meter/measurement.ts'
 export {
-  CALIBRATION_SCALE, CALIBRATION_MIN_PERMILLE, CALIBRATION_MAX_PERMILLE, calibrationPermille, calibrationValue, calibratedTotal,
+  CALIBRATION_SCALE, CALIBRATION_MIN_PERMILLE, CALIBRATION_MAX_PERMILLE, CALIBRATION_STEP_PERMILLE, calibrationPermille, calibrationValue, calibratedTotal,
   calibratedRetain, scaleTokens, usagePromptTokens, overflowPromptTokens, capacityRouteKey,
   type CalibrationObservation, type CapacityExcess, type RouteCapacityEvidence,
 } from './meter/calibration.ts'

@@ -65,13 +65,18 @@ export function capacityRouteKey(provider: string, model: string): string {
   return `${provider}/${model}`
 }
 
+/** Factors are rounded up to tenths (100 thousandths), so a steady ratio does not rewrite `request/context` each step. */
+export const CALIBRATION_STEP_PERMILLE = 100
+
 /**
- * `ceil(1000 · observed / estimated)` bounded to [1000, 8000]; 1000 when the estimate is not positive. Integer
- * arithmetic: `observed · 1000` is exact and a non-integer quotient of integers of this size never rounds to an integer.
+ * `observed / estimated` rounded up to tenths, in thousandths (`100 · ceil(10 · observed / estimated)`), bounded to
+ * [1000, 8000]; 1000 when either figure is not positive. Integer arithmetic: `observed · 10` is exact and a non-integer
+ * quotient of integers of this size never rounds to an integer.
  */
 export function calibrationPermille(observedTokens: number, estimatedTokens: number): number {
   if (!(estimatedTokens > 0) || !(observedTokens > 0)) return CALIBRATION_MIN_PERMILLE
-  const raw = Math.ceil((observedTokens * CALIBRATION_SCALE) / estimatedTokens)
+  const steps = CALIBRATION_SCALE / CALIBRATION_STEP_PERMILLE
+  const raw = Math.ceil((observedTokens * steps) / estimatedTokens) * CALIBRATION_STEP_PERMILLE
   return Math.min(CALIBRATION_MAX_PERMILLE, Math.max(CALIBRATION_MIN_PERMILLE, raw))
 }
 
