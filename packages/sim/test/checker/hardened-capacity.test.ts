@@ -107,11 +107,13 @@ describe('HARD-8 — capacity sanity', () => {
   })
 })
 
-describe('INV-25 under HARD-8: a pressure bracket opened by the calibrated figure', () => {
-  // Window 4000: threshold 3200. Step 1: user 508, the assistant's read call (1 + 1 + 4 + 4 = 10) with usage 1524 in /
-  // 10 out, its result of 1200 characters (300 + 4 + 4 + 4 = 312). Pre-step of step 2: usage 1534 + delta 820 = 2354
-  // by the protocol; calibrated ×3: 1534 + 2460 = 3994.
-  const drafts = (): EventDraft[] => [
+/**
+ * seq 0…8 for INV-25 / INV-29, window 4000 (threshold 3200, retain 640). Step 1: user 508, the assistant's read call
+ * (1 + 1 + 4 + 4 = 10) with usage 1524 in / 10 out, its result of 1200 characters (300 + 4 + 4 + 4 = 312); then a
+ * pressure bracket opens at the pre-step of step 2.
+ */
+function pressureStep(): EventDraft[] {
+  return [
     { time: T, type: 'turn/start', data: { turn: 1 } },
     { time: T, type: 'step/start', data: { turn: 1, step: 1 } },
     { time: T, type: 'user/message', data: { id: 'u-1', role: 'user', content: [{ type: 'text', text: 'a'.repeat(2000) }], source: { kind: 'user' } }, surfaceOp: 'append' },
@@ -128,6 +130,13 @@ describe('INV-25 under HARD-8: a pressure bracket opened by the calibrated figur
     { time: T, type: 'step/end', data: { turn: 1, step: 1 } },
     { time: T, type: 'compaction/start', data: { compactionId: 'cmp-1', turn: 1 } },
   ] as EventDraft[]
+}
+
+describe('INV-25 under HARD-8: a pressure bracket opened by the calibrated figure', () => {
+  // Window 4000: threshold 3200. Step 1: user 508, the assistant's read call (1 + 1 + 4 + 4 = 10) with usage 1524 in /
+  // 10 out, its result of 1200 characters (300 + 4 + 4 + 4 = 312). Pre-step of step 2: usage 1534 + delta 820 = 2354
+  // by the protocol; calibrated ×3: 1534 + 2460 = 3994.
+  const drafts = pressureStep
   const inv25 = (ids: string[]): string[] => ids.filter((v) => v.startsWith('INV-25@'))
 
   it('is below pressure by the protocol (faithful manifest: INV-25 at seq 8)', async () => {
@@ -138,5 +147,33 @@ describe('INV-25 under HARD-8: a pressure bracket opened by the calibrated figur
     expect(inv25(found(await checkLog(eventsOf(drafts()), { dialect: 'seed', manifest: on })))).toEqual([])
     const off = manifest({ hardening: { capacitySanity: { calibrate: false } } } as never)
     expect(inv25(found(await checkLog(eventsOf(drafts()), { dialect: 'seed', manifest: off })))).toEqual(['INV-25@8'])
+  })
+})
+
+describe('INV-29 under HARD-8: the retained tail counted at the calibration factor', () => {
+  // The bracket above summarizes the user text (seq 2) and keeps the call and its result: 10 + 312 = 322 < 640, but
+  // 322 · 3 = 966 ≥ 640 with the factor (the engine's budget is ⌈640 / 3⌉ = 214).
+  const bracket = (): EventDraft[] => [
+    ...pressureStep(),
+    {
+      time: T, type: 'compaction/summary',
+      data: { compactionId: 'cmp-1', summary: [{ type: 'text', text: 'short' }], shadowedRange: { start: 2, end: 2 }, shadowedSeqs: [2], shadowedTokenCount: 508, provider: 'mock', model: 'mock-4k' },
+    },
+    {
+      time: T, type: 'user/message', surfaceOp: { op: 'replace', start: 2, end: 2 }, sourceEventSeqs: [8, 9, 2],
+      data: { id: 'm-ck1', role: 'user', content: [{ type: 'text', text: 'short' }], source: { kind: 'plugin', plugin: 'compact', compactionId: 'cmp-1' } },
+    },
+    { time: T, type: 'compaction/end', data: { compactionId: 'cmp-1', turn: 1 } },
+  ] as EventDraft[]
+  const inv29 = (ids: string[]): string[] => ids.filter((v) => v.startsWith('INV-29@'))
+
+  it('is short of retainTokens by the protocol (INV-29 at the checkpoint, seq 10)', async () => {
+    expect(inv29(found(await checkLog(eventsOf(bracket()), { dialect: 'seed', manifest: manifest({}) })))).toEqual(['INV-29@10'])
+  })
+
+  it('covers retainTokens at the factor under capacitySanity (and not with calibrate: false)', async () => {
+    expect(inv29(found(await checkLog(eventsOf(bracket()), { dialect: 'seed', manifest: on })))).toEqual([])
+    const off = manifest({ hardening: { capacitySanity: { calibrate: false } } } as never)
+    expect(inv29(found(await checkLog(eventsOf(bracket()), { dialect: 'seed', manifest: off })))).toEqual(['INV-29@10'])
   })
 })
