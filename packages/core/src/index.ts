@@ -16,7 +16,7 @@ export { isKnownBlock } from './log/llm.ts'
 export type {
   Dialect, SurfaceOp, ReplaceOp, TurnEndReason, EpochHeader, HeaderReason, SeqRange, EventDataMap, CompactionSummaryData,
   OffloadTarget, TextOffloadData, EventType, SurfaceEventType, SessionEvent, SurfaceEvent, ForeignEvent, LogEvent, EventDraft,
-  DialectVocabulary, SessionHeaderRecord,
+  DialectVocabulary, SessionHeaderRecord, CapacityWarning,
 } from './log/events.ts'
 export { DIALECTS, EVENT_TYPES, vocabulary, isSurfaceType, isEventOfType, isSurfaceEvent } from './log/events.ts'
 export { EventLog, withLocation, type EventLogOptions } from './log/event-log.ts'
@@ -55,6 +55,11 @@ export {
   TokenMeter, MeterReplayError, envelopePrice, anchorOf, measureAgainst, type MeterAnchor, type MeterReplayErrorCode, type TokenMeterOptions,
 } from './meter/meter.ts'
 export type { Baseline, Measurement, PricedNode } from './meter/measurement.ts'
+export {
+  CALIBRATION_SCALE, CALIBRATION_MIN_PERMILLE, CALIBRATION_MAX_PERMILLE, CALIBRATION_STEP_PERMILLE, calibrationPermille, calibrationValue, calibratedTotal,
+  calibratedRetain, scaleTokens, usagePromptTokens, overflowPromptTokens, capacityRouteKey,
+  type CalibrationObservation, type CapacityExcess, type RouteCapacityEvidence,
+} from './meter/calibration.ts'
 export { CHARS_PER_TOKEN, BLOCK_OVERHEAD, ROLE_OVERHEAD, textTokens, blockPrice, blocksPrice, fixedPrice, routePrice, toolsPrice } from './meter/price.ts'
 export type { FaultSpec, RunManifest, CapturedRequest } from './log/manifest.ts'
 export {
@@ -110,7 +115,7 @@ export {
 } from './agent/recovery.ts'
 export { restoreSession, RestoreError, type RestoreErrorCode, type RestoreOptions, type RestoredSession } from './agent/restore.ts'
 export {
-  CompactionEngine, type CompactionEngineOptions, type IdleAdmission, type IdleReservation,
+  CompactionEngine, type CompactionEngineOptions, type IdleAdmission, type IdleReservation, type RouteContextNotes,
 } from './compaction/engine.ts'
 export { BracketFailure, type CompactionResult, type BracketFailureCode } from './compaction/bracket.ts'
 export { compactCheckpointSource, isCompactCheckpointSource, frameCheckpoint, type CompactCheckpointSource } from './compaction/checkpoint.ts'

@@ -333,7 +333,8 @@ export class Agent {
       this.append({ type: 'request/header', data: record })
       this.loggedHeader = true
     }
-    const context = logged ? routeContextRecord(log, route, info) : null
+    const notes = logged ? this.options.engine?.routeContextNotes?.(route.provider, route.model) : undefined // HARD-8
+    const context = logged ? routeContextRecord(log, route, info, notes) : null
     if (context !== null) this.append({ type: 'request/context', data: context })
     this.offloadOversizedText(info)
     const nodes = deriveNodeMessages(log, this.readOnlyPath)

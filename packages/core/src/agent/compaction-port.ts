@@ -4,7 +4,7 @@
  * basic engine (§0.2: the backend is replaceable; the loop's listeners are not).
  */
 import type { CompactionResult } from '../compaction/bracket.ts'
-import type { IdleAdmission } from '../compaction/engine.ts'
+import type { IdleAdmission, RouteContextNotes } from '../compaction/engine.ts'
 
 /** The engine calls the loop makes. */
 export interface AgentCompactionEngine {
@@ -17,4 +17,9 @@ export interface AgentCompactionEngine {
   compactIfNeeded(trigger: 'context-overflow', signal: AbortSignal): Promise<CompactionResult | null>
   /** §3.7: manual idle compaction through the agent's admission. */
   compactNow(options: { signal?: AbortSignal; sourceCommandId?: string; admission: IdleAdmission }): Promise<CompactionResult | null>
+  /**
+   * Hardened HARD-8 (`hardening.capacitySanity`): the optional fields of the route's next `request/context`
+   * (calibration factor, capacity warning); absent or `{}` under the protocol.
+   */
+  routeContextNotes?(provider: string, model: string): RouteContextNotes
 }

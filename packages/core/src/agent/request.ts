@@ -9,6 +9,7 @@ import type { EpochHeader, EventDataMap } from '../log/events.ts'
 import type { LlmCallConfig, LlmCallConfigAdapterDefaults, LlmModelInfo, ToolSchema } from '../log/llm.ts'
 import { canonicalHeader, decideHeader } from '../request/header.ts'
 import type { DerivedMessage } from '../surface/derive.ts'
+import type { RouteContextNotes } from '../compaction/engine.ts'
 import type { AgentRoute } from './options.ts'
 
 /**
@@ -55,13 +56,19 @@ export function headerRecord(log: EventLog, header: EpochHeader, loggedThisInsta
  * The `request/context` record for this request when the route metadata differs from the latest record
  * (§1.4.11), else null. A route without advertised capacity is recorded without `contextWindow`.
  */
-export function routeContextRecord(log: EventLog, route: AgentRoute, info: LlmModelInfo): EventDataMap['request/context'] | null {
+export function routeContextRecord(
+  log: EventLog, route: AgentRoute, info: LlmModelInfo, notes: RouteContextNotes = {},
+): EventDataMap['request/context'] | null {
   const next: EventDataMap['request/context'] = { provider: route.provider, model: route.model }
   if (info.context !== undefined) next.contextWindow = info.context.contextWindow
   if (info.imageTokens !== undefined) next.imageTokens = info.imageTokens
+  // Hardened HARD-8 only (the engine's notes are `{}` otherwise): a changed factor, or a warning, is a new record.
+  if (notes.calibration !== undefined) next.calibration = notes.calibration
+  if (notes.capacityWarning !== undefined) next.capacityWarning = { ...notes.capacityWarning }
   const prev = log.state.routeContext?.data
   const same = prev !== undefined && prev.provider === next.provider && prev.model === next.model &&
-    prev.contextWindow === next.contextWindow && prev.imageTokens === next.imageTokens
+    prev.contextWindow === next.contextWindow && prev.imageTokens === next.imageTokens &&
+    prev.calibration === next.calibration && next.capacityWarning === undefined
   return same ? null : next
 }
 

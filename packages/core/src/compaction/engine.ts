@@ -7,7 +7,10 @@
 import type { LlmRuntime } from '../adapter/runtime.ts'
 import { assertNever, errorChain } from '../errors.ts'
 import type { EventLog } from '../log/event-log.ts'
-import type { EventDraft, SessionEvent } from '../log/events.ts'
+import type { CapacityWarning, EventDraft, SessionEvent } from '../log/events.ts'
+import {
+  calibratedRetain, calibratedTotal, calibrationValue, CALIBRATION_MIN_PERMILLE,
+} from '../meter/calibration.ts'
 import type { Measurement } from '../meter/measurement.ts'
 import { TokenMeter } from '../meter/meter.ts'
 import { harnessReadOnlyPath, type ReadOnlyPathResolver } from '../offload/projection.ts'
@@ -264,12 +267,15 @@ export class CompactionEngine {
 
   private async compactForPressure(signal: AbortSignal | undefined): Promise<CompactionResult | null> {
     this.projectOversizedText()
+    const calibration = this.calibration() // HARD-8: 1000 (no scaling) unless the rule calibrates
+    const pressureOf = (x: Measurement): number => calibratedTotal(x, calibration)
     const decision = await evaluatePressure({ // §3.5 steps 1–8 (lock checked after the capacity lookup)
       log: this.log,
       spec: this.policy,
       measure: () => this.meter.measure(),
       resolveModelInfo: (provider, model, s) => this.runtime.resolveModelInfo(provider, model, s),
       ...(signal === undefined ? {} : { signal }),
+      ...(calibration === CALIBRATION_MIN_PERMILLE ? {} : { pressureOf }),
     })
     switch (decision.kind) {
       case 'no-target':
@@ -280,12 +286,13 @@ export class CompactionEngine {
       default:
         return assertNever(decision, 'pressure decision')
     }
-    const { thresholdTokens, retainTokens } = decision.compact
+    const { thresholdTokens } = decision.compact
+    const retainTokens = calibratedRetain(decision.compact.retainTokens, calibration) // HARD-8: the tail in estimate units
     let m: Measurement = decision.measurement
     if (this.pruner !== undefined) { // step 9
       pruneSession(this.log, this.pruner, this.clock, { readOnlyPath: this.readOnlyPath })
       m = this.meter.measure()
-      if (m.totalTokens < thresholdTokens) return null
+      if (pressureOf(m) < thresholdTokens) return null
     }
     const hardened = this.hardenedShrink(thresholdTokens)
     const attempts = decision.policy.compactionRetries + 1 // step 10
@@ -298,9 +305,51 @@ export class CompactionEngine {
       }
       result = await this.compactAutomatic(range.start, range.end, signal, hardened)
       m = this.meter.measure()
-      if (m.totalTokens < thresholdTokens) return result
+      if (pressureOf(m) < thresholdTokens) return result
     }
-    throw new CompactionConvergenceError(attempts, m.totalTokens, thresholdTokens) // step 11
+    throw new CompactionConvergenceError(attempts, pressureOf(m), thresholdTokens) // step 11
+  }
+
+  /**
+   * HARD-8: the calibration factor (thousandths) of the routed target, learned from the log (`meter/calibration.ts`);
+   * 1000 when `hardening.capacitySanity.calibrate` is off or the route has no evidence.
+   */
+  private calibration(): number {
+    const rule = this.hardening.capacitySanity
+    const target = routedTarget(this.log)
+    if (rule === null || !rule.calibrate || target === null) return CALIBRATION_MIN_PERMILLE
+    return this.meter.capacityEvidence(target.provider, target.model).calibration?.permille ?? CALIBRATION_MIN_PERMILLE
+  }
+
+  /**
+   * HARD-8 (`hardening.capacitySanity`): the fields the next `request/context` of a route carries — the calibration
+   * factor when above 1 (with `calibrate`), and `capacityWarning` when usage exceeded the route's reported window and
+   * no record of the route carried the warning yet. Both come from the log alone (the meter's capacity evidence).
+   * Says so on the sinks: the warning on `warn` (once per route: the agent writes it right away), a changed factor on
+   * `info`. `{}` when the rule is off, so the faithful record is unchanged.
+   */
+  routeContextNotes(provider: string, model: string): RouteContextNotes {
+    const rule = this.hardening.capacitySanity
+    if (rule === null) return {}
+    const evidence = this.meter.capacityEvidence(provider, model)
+    const notes: { calibration?: number; capacityWarning?: CapacityWarning } = {}
+    const observation = evidence.calibration
+    if (rule.calibrate && observation !== undefined && observation.permille > CALIBRATION_MIN_PERMILLE) {
+      notes.calibration = calibrationValue(observation.permille)
+    }
+    const ctx = this.log.state.routeContext?.data
+    const previous = ctx !== undefined && ctx.provider === provider && ctx.model === model ? ctx.calibration : undefined
+    if (rule.calibrate && observation !== undefined && notes.calibration !== previous) {
+      this.infoSink(`capacity (hardened HARD-8): calibration of ${provider}/${model} ${previous ?? 1} → ${notes.calibration ?? 1} ` +
+        `(provider ${observation.observedTokens} tokens / estimate ${observation.estimatedTokens}, ${observation.source} at seq ${observation.seq})`)
+    }
+    const excess = evidence.excess
+    if (excess !== undefined && !evidence.warned) {
+      notes.capacityWarning = { usageSeq: excess.usageSeq, usageTokens: excess.usageTokens, contextWindow: excess.contextWindow }
+      this.warnSink(`capacity (hardened HARD-8): provider usage of ${excess.usageTokens} tokens at seq ${excess.usageSeq} exceeds ` +
+        `the context window ${excess.contextWindow} the adapter reports for ${provider}/${model}; the reported capacity looks wrong`)
+    }
+    return notes
   }
 
   /** Selection options of the hardened profile; `{}` (faithful §4.2) when no rule applies. */
@@ -372,6 +421,12 @@ export class CompactionEngine {
       reservation.release() // §3.7 step 5: after the flush, in every case
     }
   }
+}
+
+/** HARD-8: the optional `request/context` fields of a route (`CompactionEngine.routeContextNotes`). */
+export interface RouteContextNotes {
+  readonly calibration?: number
+  readonly capacityWarning?: CapacityWarning
 }
 
 /** HARD-1 back-off state: consecutive failures, pre-steps skipped since the last, the surface at that failure. */

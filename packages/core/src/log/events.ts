@@ -42,6 +42,16 @@ export type HeaderReason = 'initial' | 'resume' | 'change' | 'series'
 export interface SeqRange { start: Seq; end: Seq }
 
 /** Payload of every event type of §1.4, keyed by type. */
+/** HARD-8's record of provider usage above the adapter-reported window (`request/context.capacityWarning`). */
+export interface CapacityWarning {
+  /** Seq of the `assistant/message` whose usage exceeded the window. */
+  usageSeq: number
+  /** Its `inputTokens + cacheReadTokens + cacheWriteTokens + outputTokens`. */
+  usageTokens: number
+  /** The `contextWindow` the route's latest `request/context` reported then. */
+  contextWindow: number
+}
+
 export interface EventDataMap {
   'turn/start': { turn: number }
   'turn/end': { turn: number; reason: TurnEndReason }
@@ -57,7 +67,13 @@ export interface EventDataMap {
     [extra: string]: JsonValue | ToolResultMessage | undefined
   }
   'request/header': { header: EpochHeader; reason: HeaderReason; startsSeries?: true }
-  'request/context': { provider: string; model: string; contextWindow?: number; imageTokens?: number }
+  'request/context': {
+    provider: string; model: string; contextWindow?: number; imageTokens?: number
+    /** Hardened HARD-8 only (`hardening.capacitySanity`, docs/hardened.md): the route's calibration factor when above 1. */
+    calibration?: number
+    /** Hardened HARD-8 only: the first usage above the reported window of this route, written once per route. */
+    capacityWarning?: CapacityWarning
+  }
   'session/end-seed': Record<string, never>
   'llm/retry': {
     retryId: string; turn: number; step: number; provider: string; mode: 'normal' | 'always'

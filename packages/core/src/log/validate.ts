@@ -699,6 +699,13 @@ function checkPayload(c: Check, type: EventType, d: Obj, dialect: Dialect): void
       c.str(d['model'], 'data.model')
       c.optNum(d, 'contextWindow', 'data')
       c.optNum(d, 'imageTokens', 'data')
+      c.optNum(d, 'calibration', 'data')
+      if (Object.hasOwn(d, 'capacityWarning')) {
+        const w = c.obj(d['capacityWarning'], 'data.capacityWarning')
+        c.nonNegInt(w['usageSeq'], 'data.capacityWarning.usageSeq')
+        c.nonNegInt(w['usageTokens'], 'data.capacityWarning.usageTokens')
+        c.nonNegInt(w['contextWindow'], 'data.capacityWarning.contextWindow')
+      }
       return
     case 'session/end-seed':
       return

@@ -7,11 +7,12 @@
 import { InvariantError } from '../errors.ts'
 import { assembleAttempt, AssemblyError } from '../log/assembly.ts'
 import type { Dialect, EpochHeader, LogEvent, SessionEvent } from '../log/events.ts'
-import type { StreamChunk, TokenUsage } from '../log/llm.ts'
+import type { LlmFailure, StreamChunk, TokenUsage } from '../log/llm.ts'
 import { messageContent, SessionState } from '../log/session-state.ts'
 import { countImages, harnessReadOnlyPath, type ReadOnlyPathResolver } from '../offload/projection.ts'
 import { canonicalHeader, headersEqual } from '../request/header.ts'
 import { deriveEventMessage, projectNodeMessage } from '../surface/derive.ts'
+import { CapacityEvidenceFold, capacityRouteKey, overflowPromptTokens, usagePromptTokens, type RouteCapacityEvidence } from './calibration.ts'
 import { ChunkedList, type ListSnapshot } from './chunked-list.ts'
 import type { Baseline, Measurement, PricedNode } from './measurement.ts'
 import { blockPrice, ROLE_OVERHEAD, routePrice, textTokens, BLOCK_OVERHEAD, toolsPrice } from './price.ts'
@@ -99,6 +100,8 @@ export class TokenMeter {
   private anchor: MeterAnchor | undefined
   private step: { turn: number; step: number } | null = null
   private failure: MeterReplayError | undefined
+  /** HARD-8 capacity evidence (`calibration.ts`); folded always, read only by the hardened engine. */
+  private readonly capacity = new CapacityEvidenceFold()
 
   constructor(source: { readonly events: readonly LogEvent[] }, options: TokenMeterOptions) {
     this.source = source
@@ -111,6 +114,12 @@ export class TokenMeter {
   get imagePrice(): number | undefined {
     this.catchUp()
     return this.imagePriceNow
+  }
+
+  /** HARD-8: what the log says about a route's capacity and pricing (`calibration.ts`), after catching up. */
+  capacityEvidence(provider: string, model: string): RouteCapacityEvidence {
+    this.catchUp()
+    return this.capacity.evidence(provider, model)
   }
 
   /**
@@ -159,7 +168,10 @@ export class TokenMeter {
       return
     }
     if (surfaceOp === 'append') {
-      if (e.type === 'assistant/message') this.checkInStep(e as SessionEvent<'assistant/message'>)
+      if (e.type === 'assistant/message') {
+        this.checkInStep(e as SessionEvent<'assistant/message'>)
+        this.observeUsage(e as SessionEvent<'assistant/message'>)
+      }
       this.state.apply(e)
       const tokens = this.nodePrice(e.seq)
       this.prices.push(Object.freeze({ seq: e.seq, tokens }))
@@ -188,13 +200,43 @@ export class TokenMeter {
       case 'text/offload':
         this.reprice(ev.data.seq)
         return
-      case 'request/header':
       case 'request/context':
+        if (ev.data.capacityWarning !== undefined) this.capacity.warned(capacityRouteKey(ev.data.provider, ev.data.model))
         this.refreshImagePrice()
+        return
+      case 'request/header':
+        this.refreshImagePrice()
+        return
+      case 'assistant/chunk':
+        if (ev.data.chunk.type === 'finish' && ev.data.chunk.reason.kind === 'error') this.observeRejection(e.seq, ev.data.chunk.reason.failure)
         return
       default:
         return
     }
+  }
+
+  /**
+   * HARD-8 evidence of an `assistant/message` about to be appended (the surface is still the request's): its usage
+   * against the estimate `envelopePrice(H) + surfaceTokens`, and against the route's reported window.
+   */
+  private observeUsage(e: SessionEvent<'assistant/message'>): void {
+    const usage = e.data.usage
+    const h = this.state.header?.header
+    if (usage === undefined || h === undefined) return
+    const key = capacityRouteKey(h.config.provider, h.config.model)
+    const prompt = usagePromptTokens(usage)
+    this.capacity.observe(key, e.seq, 'usage', prompt, envelopePrice(h, this.dialect) + this.surfaceTotal)
+    const ctx = this.state.routeContext?.data
+    const window = ctx !== undefined && ctx.provider === h.config.provider && ctx.model === h.config.model ? ctx.contextWindow : undefined
+    this.capacity.usage(key, e.seq, prompt + usage.outputTokens, window)
+  }
+
+  /** HARD-8 evidence of a failed attempt: a window rejection that states the counted prompt (`overflowPromptTokens`). */
+  private observeRejection(seq: number, failure: LlmFailure): void {
+    const counted = overflowPromptTokens(failure)
+    const h = this.state.header?.header
+    if (counted === undefined || h === undefined) return
+    this.capacity.observe(capacityRouteKey(h.config.provider, h.config.model), seq, 'rejection', counted, envelopePrice(h, this.dialect) + this.surfaceTotal)
   }
 
   private checkInStep(e: SessionEvent<'assistant/message'>): void {

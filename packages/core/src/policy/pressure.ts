@@ -53,6 +53,11 @@ export interface PressureInput {
   /** The runtime's live, exact-route capacity lookup (§2.7); its errors propagate. */
   readonly resolveModelInfo: (provider: string, model: string, signal?: AbortSignal) => Promise<LlmModelInfo>
   readonly signal?: AbortSignal
+  /**
+   * The pressure figure step 8 compares with the threshold; `totalTokens` when absent (the protocol). The hardened
+   * HARD-8 calibration passes its calibrated figure (`calibratedTotal`, docs/hardened.md).
+   */
+  readonly pressureOf?: (m: Measurement) => number
 }
 
 /**
@@ -98,7 +103,8 @@ export async function evaluatePressure(input: PressureInput): Promise<PressureDe
   if (lock.state === 'live') throw new CompactionBusyError(lock.bracket)
   if (context === undefined) throw new TargetPressureConfigError('NO_CAPACITY', key, `no context capacity for ${key}`) // step 6
   const compact = resolveCompactSpec(policy, context.contextWindow) // step 7
-  if (measurement.totalTokens < compact.thresholdTokens) return { kind: 'below', measurement, compact } // step 8
+  const pressure = input.pressureOf === undefined ? measurement.totalTokens : input.pressureOf(measurement)
+  if (pressure < compact.thresholdTokens) return { kind: 'below', measurement, compact } // step 8
   return { kind: 'above', measurement, compact, policy }
 }
 

@@ -17,6 +17,7 @@ import {
   type CompactSpec, type DerivedMessage, type DeriveSource, type Dialect, type EpochHeader, type LlmFailure, type LogEvent,
   type ReplaceOp, type RouteTarget, type SessionEvent, type StreamChunk, type SurfaceOp, type SurfaceView, type TargetPolicy, type TextOffloadMarks,
 } from '@compaction-sim/core'
+import { CapacityEvidenceModel } from './hardened-capacity.ts'
 import { LiveEvents } from './live-events.ts'
 import { ReferenceMeter, type MeterSource, type PressureReading } from './meter.ts'
 import type { FoldItem, RunInputs } from './types.ts'
@@ -107,6 +108,8 @@ export type PolicyFigures =
 export class CheckerModel implements MeterSource, DeriveSource {
   readonly state: SessionState
   readonly meter: ReferenceMeter
+  /** HARD-8 capacity evidence per route (usage, window rejections, warnings), folded always; read under the rule only. */
+  readonly capacityEvidence = new CapacityEvidenceModel()
   /** Events of the live surface nodes (a table that does not re-allocate as the surface churns; see `LiveEvents`). */
   private readonly live = new LiveEvents()
   private readonly contextByRoute = new Map<string, number | undefined>()
@@ -249,6 +252,9 @@ export class CheckerModel implements MeterSource, DeriveSource {
 
   private foldSurface(e: LogEvent, op: SurfaceOp): void {
     if (op === 'append') {
+      if (e.type === 'assistant/message') {
+        this.capacityEvidence.onUsage(e as SessionEvent<'assistant/message'>, this.header, this.dialect, this.meter.surfaceTokens, this.state.routeContext?.data)
+      }
       this.live.set(e.seq, e)
       this.state.apply(e)
       this.meter.onAppend(e.seq)
@@ -337,6 +343,7 @@ export class CheckerModel implements MeterSource, DeriveSource {
         return
       case 'request/context':
         this.contextByRoute.set(routeKeyOf(ev.data.provider, ev.data.model), ev.data.contextWindow)
+        this.capacityEvidence.onContext(ev.data)
         this.meter.onRoute(this.header, ev.data)
         return
       case 'session/end-seed':
@@ -393,6 +400,9 @@ export class CheckerModel implements MeterSource, DeriveSource {
     s.attemptOpen = false
     const reason = chunk.reason
     if (reason.kind !== 'error' && reason.kind !== 'aborted') return
+    if (reason.kind === 'error') {
+      this.capacityEvidence.onRejection(e.seq, reason.failure.code, reason.failure.message, this.header, this.dialect, this.meter.surfaceTokens)
+    }
     if (this.turn !== null) this.turn.lastFailure = { seq: e.seq, failure: reason.failure }
     if (reason.kind === 'error' && reason.failure.code === 'CONTEXT_WINDOW_EXCEEDED') {
       this.window = {

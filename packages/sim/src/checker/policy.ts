@@ -5,6 +5,7 @@
  * as not evaluated — never as passed or violated.
  */
 import { deriveEventMessage, hardeningOf, type LogEvent, type SessionEvent } from '@compaction-sim/core'
+import { calibratedPressure, checkedPermille } from './hardened-capacity.ts'
 import type { BracketMode, CheckerModel } from './model.ts'
 import { at, blockText, hasNonWhitespace, seqList, summaryBefore } from './support.ts'
 import type { InvariantCheck, Reporter } from './types.ts'
@@ -22,7 +23,7 @@ function modeAtStart(e: SessionEvent<'compaction/start'>, m: CheckerModel): Brac
 }
 
 /** Judges "pressure ≥ threshold" at `seq` for `what`; reports a violation, or a skip when it cannot be judged. */
-function judgePressure(seq: number, what: string, m: CheckerModel, r: Reporter): void {
+function judgePressure(seq: number, what: string, m: CheckerModel, r: Reporter, permille: number): void {
   const figures = m.figures()
   switch (figures.kind) {
     case 'no-target':
@@ -40,9 +41,11 @@ function judgePressure(seq: number, what: string, m: CheckerModel, r: Reporter):
         r.skip(seq, `the pressure figure is not exact from ${at(taint.seq)} on (${taint.reason})`)
         return
       }
-      const total = m.pressure().totalTokens
+      // Hardened HARD-8 with `calibrate` (issue #19): the calibrated figure; exactly totalTokens at factor 1000.
+      const total = calibratedPressure(m.pressure(), permille)
       if (total < figures.spec.thresholdTokens) {
-        r.violation(seq, `${what} below pressure: totalTokens ${total} < threshold ${figures.spec.thresholdTokens} of ${figures.policy.route.provider}/${figures.policy.route.model}`)
+        const calibrated = permille === 1000 ? '' : ` (calibrated ×${permille / 1000}, hardened HARD-8)`
+        r.violation(seq, `${what} below pressure: totalTokens ${total}${calibrated} < threshold ${figures.spec.thresholdTokens} of ${figures.policy.route.provider}/${figures.policy.route.model}`)
       }
       return
     }
@@ -54,20 +57,20 @@ const inv25: Check = {
   id: 'INV-25',
   family: 'policy',
   statement: 'Below pressure: no prune, no bracket. Each run of prune pairs in a pre-step window, and each automatic pressure bracket, starts with measured totalTokens ≥ the routed threshold.',
-  create: (_ctx, r) => {
+  create: (ctx, r) => {
     let lastPairEnd = -2
     return {
       types: ['compaction/prune', 'tool/result', 'compaction/start'],
       before: (event, _item, m) => {
         switch (event.type) {
           case 'compaction/prune':
-            if (m.window?.kind === 'pre-step' && event.seq !== lastPairEnd + 1) judgePressure(event.seq, 'a prune run', m, r)
+            if (m.window?.kind === 'pre-step' && event.seq !== lastPairEnd + 1) judgePressure(event.seq, 'a prune run', m, r, checkedPermille(ctx, m))
             return
           case 'tool/result':
             if (m.prevItem?.event?.type === 'compaction/prune' && m.prevItem.seq === event.seq - 1) lastPairEnd = event.seq
             return
           case 'compaction/start':
-            if (modeAtStart(event as SessionEvent<'compaction/start'>, m) === 'pressure') judgePressure(event.seq, 'an automatic pressure bracket', m, r)
+            if (modeAtStart(event as SessionEvent<'compaction/start'>, m) === 'pressure') judgePressure(event.seq, 'an automatic pressure bracket', m, r, checkedPermille(ctx, m))
             return
           default:
             return
@@ -163,7 +166,7 @@ const inv29: Check = {
   id: 'INV-29',
   family: 'policy',
   statement: 'Tail retained verbatim: at least one node follows the span, and for a pressure bracket the P_route sum of the following nodes is ≥ the resolved retainTokens (explicit regions exempt).',
-  create: (_ctx, r) => ({
+  create: (ctx, r) => ({
     types: ['user/message'],
     before: (e, _item, m) => {
       const summary = summaryBefore(e, m)
@@ -193,7 +196,12 @@ const inv29: Check = {
         }
         retain = figures.spec.retainTokens
       }
-      if (tail < retain) r.violation(e.seq, `the retained tail ${seqList(following)} prices ${tail} (P_route) < retainTokens ${retain}`)
+      // Hardened HARD-8 with `calibrate` (issue #19): the tail counts at the route's calibration factor.
+      const permille = checkedPermille(ctx, m)
+      if (tail * permille < retain * 1000) {
+        const calibrated = permille === 1000 ? '' : ` at calibration ×${permille / 1000} (hardened HARD-8)`
+        r.violation(e.seq, `the retained tail ${seqList(following)} prices ${tail} (P_route)${calibrated} < retainTokens ${retain}`)
+      }
     },
   }),
 }

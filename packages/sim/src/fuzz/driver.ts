@@ -378,6 +378,7 @@ export class SessionDriver {
       },
       compactIfNeeded: (trigger, signal) => engine.compactIfNeeded(trigger, signal),
       compactNow: (o) => engine.compactNow(o),
+      routeContextNotes: (provider, model) => engine.routeContextNotes(provider, model), // hardened HARD-8 ({} when off)
     }
   }
 

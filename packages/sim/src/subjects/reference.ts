@@ -594,5 +594,6 @@ function regionPort(
     },
     compactIfNeeded: (trigger, signal) => engine.compactIfNeeded(trigger, signal),
     compactNow: (o) => engine.compactNow(o),
+    routeContextNotes: (provider, model) => engine.routeContextNotes(provider, model), // hardened HARD-8
   }
 }
