@@ -122,7 +122,7 @@ describe('HARD-7 head refresh', () => {
     await w.agent.runTurn(prompt('one'))
     await w.agent.runTurn(prompt('two'))
     const head = w.log.nodes[0] as number
-    expect(w.log.event(head)?.surfaceOp).toEqual({ op: 'replace', start: 2, end: 2 })
+    expect((w.log.event(head) as SessionEvent<'system/message'>).surfaceOp).toEqual({ op: 'replace', start: 2, end: 2 })
     const result = await w.agent.compactNow()
     expect(result).not.toBeNull()
     const summary = w.ofType('compaction/summary')[0]
