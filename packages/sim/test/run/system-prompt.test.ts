@@ -3,7 +3,19 @@
  * a fixed prompt is returned as is; a volatile one changes at every step or once per turn, reproducibly.
  */
 import { describe, expect, it } from 'vitest'
-import { environmentBlock, systemPromptRenderer } from '../../src/run/system-prompt.ts'
+import { environmentBlock, systemPromptRenderer, volatileSystemPromptOf } from '../../src/run/system-prompt.ts'
+import { parseScenario } from '../../src/scenario/load.ts'
+import { resolveScenario } from '../../src/scenario/resolve.ts'
+
+const SCENARIO = (volatile: string): string => `name: v
+seed: 3
+provider: { wire: openai, model: mock-4k, contextWindow: 4000 }
+transcript:
+  inline:
+    systemPrompt: be brief
+    ${volatile}
+    turns: [{ user: hi, steps: [{ reply: hello }] }]
+`
 
 function renderAt(render: () => string, at: { turn: number; step: number } | null, set: (v: typeof at) => void): string {
   set(at)
@@ -43,5 +55,12 @@ describe('volatileSystemPrompt', () => {
   it('is a function of the seed', () => {
     expect(environmentBlock(7, 1, 1)).toBe(environmentBlock(7, 1, 1))
     expect(environmentBlock(7, 1, 1)).not.toBe(environmentBlock(8, 1, 1))
+  })
+
+  it('resolves from the inline form (absent = fixed) and refuses an unknown cadence with its path', () => {
+    const resolved = (text: string) => resolveScenario(parseScenario(text, 'v.yaml'), { file: 'v.yaml' })
+    expect(volatileSystemPromptOf(resolved(SCENARIO('volatileSystemPrompt: { every: turn }')).transcript)).toEqual({ every: 'turn' })
+    expect(volatileSystemPromptOf(resolved(SCENARIO('facts: []')).transcript)).toBeNull()
+    expect(() => parseScenario(SCENARIO('volatileSystemPrompt: { every: minute }'), 'v.yaml')).toThrow(/volatileSystemPrompt\/every/)
   })
 })
