@@ -10,7 +10,7 @@
  */
 import { hardeningOf, type LogEvent } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
-import { at, seqList } from './support.ts'
+import { at } from './support.ts'
 import type { InvariantCheck } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
@@ -33,44 +33,33 @@ export function isHeadRefresh(e: LogEvent, head: number | undefined): boolean {
 const hard7: Check = {
   id: 'HARD-7',
   family: 'hardened',
-  statement: 'Head refresh (hardened headRefresh): while the surface has a system head it is the only system/message on the surface, and every later system/message replaces exactly that head (start = end = the head) with sourceEventSeqs [the head]; none is appended.',
+  statement: 'Head refresh (hardened headRefresh): while the surface has a system head, every system/message replaces exactly that head (start = end = the head) with sourceEventSeqs [the head]; none is appended, so the head is the only system/message on the surface; without a head none replaces anything.',
   applicability: (ctx) => {
     if (ctx.dialect !== 'seed') return { kind: 'not-applicable', reason: 'the rc.8 dialect has no system head (§14.1)' }
     return hardeningOf(ctx.inputs.policy).headRefresh !== null
       ? { kind: 'applies' }
       : { kind: 'not-applicable', reason: 'hardening.headRefresh is off for this run (faithful §1.4.5)' }
   },
-  create: (_ctx, r) => {
-    /** The last event reported by `before` (one report per event: the surface check then stays quiet). */
-    let reported = -1
-    const violation = (seq: number, message: string): void => {
-      reported = seq
-      r.violation(seq, message)
-    }
-    return {
-      types: ['system/message'],
-      before: (e, _item, m) => {
-        if (m.headCount() === 0) {
-          const op = replaceOf(e)
-          if (op !== null) violation(e.seq, `a system/message replaces ${op.start}…${op.end} while the surface has no system head: without a head the prompt is appended (§1.4.5)`)
-          return
-        }
-        const head = m.nodes[0] as number
-        if (isHeadRefresh(e, head)) return
-        const op = replaceOf(e)
-        if (op === null) violation(e.seq, `a system/message is appended while the surface has the system head ${at(head)}: hardening.headRefresh replaces the head`)
-        else {
-          const cited = 'sourceEventSeqs' in e ? e.sourceEventSeqs ?? [] : []
-          violation(e.seq, `a system/message replaces ${op.start}…${op.end} citing [${cited.join(', ')}]: the head refresh replaces exactly the head ${at(head)} and cites [${head}]`)
-        }
-      },
-      after: (e, _item, m) => {
-        if (reported === e.seq || m.headCount() === 0) return
-        const others = m.nodes.slice(1).filter((seq) => m.event(seq)?.type === 'system/message')
-        if (others.length > 0) r.violation(e.seq, `the surface holds the system head ${at(m.nodes[0] ?? -1)} and also the system/message ${seqList(others)}: under hardening.headRefresh the head is the only one`)
-      },
-    }
-  },
+  // "Only system message on the surface" follows from the per-event rule: position 0 only ever holds the first node
+  // or a replacement node, so a head exists only if a system/message was appended onto an empty surface or replaced
+  // position 0 (reported here without a head); once it exists no other system/message is appended (reported here).
+  create: (_ctx, r) => ({
+    types: ['system/message'],
+    before: (e, _item, m) => {
+      const op = replaceOf(e)
+      if (m.headCount() === 0) {
+        if (op !== null) r.violation(e.seq, `a system/message replaces ${op.start}…${op.end} while the surface has no system head: without a head the prompt is appended (§1.4.5)`)
+        return
+      }
+      const head = m.nodes[0] as number
+      if (isHeadRefresh(e, head)) return
+      if (op === null) r.violation(e.seq, `a system/message is appended while the surface has the system head ${at(head)}: hardening.headRefresh replaces the head`)
+      else {
+        const cited = 'sourceEventSeqs' in e ? e.sourceEventSeqs ?? [] : []
+        r.violation(e.seq, `a system/message replaces ${op.start}…${op.end} citing [${cited.join(', ')}]: the head refresh replaces exactly the head ${at(head)} and cites [${head}]`)
+      }
+    },
+  }),
 }
 
 /** The hardened head check. */

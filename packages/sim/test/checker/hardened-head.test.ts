@@ -18,7 +18,7 @@ function manifest(compaction: RunManifest['compaction']): RunManifest {
 }
 
 /** Three one-step turns with a clock line in the system prompt; `config` is the loop's compaction config. */
-async function session(config: BasicCompactionConfig): Promise<LogEvent[]> {
+async function session(config: BasicCompactionConfig, prompt?: (n: number) => string): Promise<LogEvent[]> {
   const log = new EventLog({ dialect: 'seed' })
   const runtime = new LlmRuntime()
   runtime.registerAdapter('mock', new ScriptedAdapter({
@@ -29,7 +29,7 @@ async function session(config: BasicCompactionConfig): Promise<LogEvent[]> {
   const counters: Record<MessageKind, number> = { system: 0, user: 0, assistant: 0, tool: 0 }
   const agent = new Agent({
     log, runtime, policy: resolveCompactionConfig(config), route: { provider: 'mock', model: 'mock-4k' },
-    systemPrompt: () => `You are a careful coding agent.\nclock: 10:0${n++}`,
+    systemPrompt: () => prompt?.(n++) ?? `You are a careful coding agent.\nclock: 10:0${n++}`,
     tools: [], executeTool: async () => ({ content: [] }), clock: () => (time += 5),
     newMessageId: (kind) => `m-${kind}-${++counters[kind]}`, newRetryId: () => 'r-1', sleep: async () => {},
   })
@@ -82,5 +82,19 @@ describe('HARD-7 — head refresh', () => {
     const ids = found(await checkLog(events, { dialect: 'seed', manifest: manifest({ hardening: { headRefresh: true } }) }))
     expect(only('HARD-7@', ids)).toEqual([`HARD-7@${second}`])
     expect(ids).toContain(`INV-26@${second}`)
+  })
+
+  it('without a head (empty first prompt) the tail append passes, and a system/message replacing another node is reported', async () => {
+    const events = await session({ hardening: { headRefresh: true } }, (n) => (n === 0 ? '' : 'now'))
+    const [tail] = systemSeqs(events)
+    expect(found(await checkLog(events, { dialect: 'seed', manifest: manifest({ hardening: { headRefresh: true } }) }))).toEqual([])
+    // The same log with that tail append turned into a replacement of the first user message (seq 2).
+    const user = events.find((x) => x.type === 'user/message') as LogEvent
+    const e = events.find((x) => x.seq === tail) as LogEvent & { surfaceOp: unknown; sourceEventSeqs?: number[] }
+    e.surfaceOp = { op: 'replace', start: user.seq, end: user.seq }
+    e.sourceEventSeqs = [user.seq]
+    const result = await checkLog(events, { dialect: 'seed', manifest: manifest({ hardening: { headRefresh: true } }) })
+    expect(only('HARD-7@', found(result))).toEqual([`HARD-7@${tail}`])
+    expect(reportOf(result).violations.find((v) => v.id === 'HARD-7')?.message).toMatch(/while the surface has no system head/)
   })
 })
