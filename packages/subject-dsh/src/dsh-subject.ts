@@ -63,6 +63,10 @@ export function dshUnsupportedReason(scenario: ResolvedScenario): string | null 
   if (scenario.policyConfig.profile !== undefined || scenario.policyConfig.hardening !== undefined) {
     return 'policy profile/hardening: the hardened profile (issue #19) is compaction-sim\'s own policy beyond the protocol; the official engine runs the faithful protocol only (no §14 rule; harness limit)'
   }
+  const transcript = scenario.transcript
+  if ((transcript.kind === 'inline' || transcript.kind === 'generate') && transcript.volatileSystemPrompt !== undefined) {
+    return 'volatileSystemPrompt: the reference subject renders the volatile environment block; the official engine is driven with the fixed transcript prompt (no §14 rule; harness limit)'
+  }
   for (const fault of scenario.faults) {
     if (IMAGE_OFFLOAD_FAULTS.has(fault.kind)) {
       return `D-06: ${fault.kind} needs IMAGE_OFFLOAD_REQUIRED and image/offload, which 0.1.0-rc.8 lacks (§14 D-06, D-12)`

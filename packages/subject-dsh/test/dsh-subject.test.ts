@@ -93,5 +93,7 @@ describe('dsh subject', () => {
     expect(dshUnsupportedReason(await resolved('scenarios/smoke/no-pressure.yaml'))).toBeNull()
     // Issue #16: the §13.6/§13.7 races are a harness limit for this subject, named before any feature check.
     expect(dshUnsupportedReason(await resolved('scenarios/faults/fault-70-compact-now-during-auto-bracket.yaml'))).toMatch(/^concurrent: items .*harness limit/)
+    // Issue #19 HARD-7: the volatile system prompt is rendered by the reference subject only.
+    expect(dshUnsupportedReason(await resolved('scenarios/hardened-pairs/hard-7-faithful.yaml'))).toMatch(/^volatileSystemPrompt: .*harness limit/)
   })
 })

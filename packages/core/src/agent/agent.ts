@@ -27,6 +27,7 @@ import { harnessReadOnlyPath, type ReadOnlyPathResolver } from '../offload/proje
 import { offloadOversizedText, oversizedTextBound } from '../offload/text.ts'
 import type { CompactionPolicySpec } from '../policy/config.ts'
 import { hardeningOf } from '../policy/hardening.ts'
+import { systemHeadCount } from '../range/select.ts'
 import { deriveNodeMessages, type DerivedMessage } from '../surface/derive.ts'
 import type { CompactionResult } from '../compaction/bracket.ts'
 import type { IdleAdmission } from '../compaction/engine.ts'
@@ -170,6 +171,8 @@ export class Agent {
   private loggedHeader = false
   private systemScan = 0
   private lastSystemText = ''
+  /** HARD-7 (`hardening.headRefresh`): a changed system prompt replaces the head instead of appending. */
+  private readonly headRefresh: boolean
 
   constructor(options: AgentOptions) {
     if (options.log.dialect !== 'seed') {
@@ -183,6 +186,7 @@ export class Agent {
     this.retrySpec = resolveRetryPolicy(options.retry)
     this.limits = resolveAgentLimits(options.limits)
     this.readOnlyPath = options.readOnlyPath ?? harnessReadOnlyPath
+    this.headRefresh = hardeningOf(options.policy).headRefresh !== null
     const warn = options.warn ?? (() => {})
     this.warn = warn
     // §3.10: the overflow listener is installed with `auto`; image offload has no configuration (§3.1).
@@ -518,7 +522,8 @@ export class Agent {
 
   /**
    * §1.4.5: at step open, a `system/message` when the surface is empty and the prompt is non-empty, or when
-   * the prompt differs from the text of the most recently appended `system/message` ('' when none).
+   * the prompt differs from the text of the most recently appended `system/message` ('' when none). Under
+   * hardened HARD-7 (`hardening.headRefresh`) a changed prompt replaces the system head instead (`refreshHead`).
    */
   private appendSystemIfChanged(): void {
     const prompt = this.options.systemPrompt()
@@ -527,6 +532,7 @@ export class Agent {
       const e = events[this.systemScan]
       if (e?.type === 'system/message') this.lastSystemText = textOf((e as SessionEvent<'system/message'>).data.content)
     }
+    if (this.headRefresh && this.refreshHead(prompt)) return
     const head = this.log.nodes.length === 0 && prompt !== ''
     if (!head && prompt === this.lastSystemText) return
     this.append({
@@ -534,6 +540,28 @@ export class Agent {
       data: { id: this.messageId('system'), role: 'system', content: [text(prompt)], source: { kind: 'plugin', plugin: 'system-prompt' } },
       surfaceOp: 'append',
     })
+  }
+
+  /**
+   * HARD-7: when the surface has a system head (a `system/message` at position 0, §4.2 `h = 1`), the prompt is
+   * compared with the head's own text (not with the last appended system message) and a change replaces exactly
+   * the head: `surfaceOp {op:'replace', start: h, end: h}`, `sourceEventSeqs [h]`. The head stays at position 0
+   * and is the only system message the loop ever puts on such a surface. Read from the surface, so a restored log
+   * refreshes the head it holds. Returns false when there is no head: then §1.4.5 applies as written (the first
+   * non-empty prompt of a session whose initial prompt was empty is appended at the tail).
+   */
+  private refreshHead(prompt: string): boolean {
+    if (systemHeadCount(this.log) === 0) return false
+    const headSeq = this.log.nodes[0] as Seq
+    const head = this.log.event(headSeq) as SessionEvent<'system/message'>
+    if (textOf(head.data.content) === prompt) return true
+    this.append({
+      type: 'system/message',
+      data: { id: this.messageId('system'), role: 'system', content: [text(prompt)], source: { kind: 'plugin', plugin: 'system-prompt' } },
+      surfaceOp: { op: 'replace', start: headSeq, end: headSeq },
+      sourceEventSeqs: [headSeq],
+    })
+    return true
   }
 
   private appendUser(input: UserInput): void {

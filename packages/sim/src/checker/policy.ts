@@ -7,6 +7,7 @@
 import { deriveEventMessage, hardeningOf, type LogEvent, type SessionEvent } from '@compaction-sim/core'
 import { calibratedPressure, checkedPermille } from './hardened-capacity.ts'
 import type { BracketMode, CheckerModel } from './model.ts'
+import { isHeadRefresh } from './hardened-head.ts'
 import { at, blockText, hasNonWhitespace, seqList, summaryBefore } from './support.ts'
 import type { InvariantCheck, Reporter } from './types.ts'
 import { plural } from '../plural.ts'
@@ -92,15 +93,21 @@ const inv26: Check = {
   family: 'policy',
   statement: 'System head never compacted: a system/message at position 0 stays at position 0 and no replacement shadows it.',
   applicability: (ctx) => ctx.dialect === 'seed' ? { kind: 'applies' } : { kind: 'not-applicable', reason: 'the rc.8 dialect has no system head (§14.1)' },
-  create: (_ctx, r) => ({
-    types: ['system/message', 'user/message', 'assistant/message', 'tool/result'],
-    before: (e, _item, m) => {
-      const op = replaceOp(e)
-      if (op === null || m.headCount() === 0) return
-      const span = m.span(op.start, op.end)
-      if (span.ok && span.startPosition === 0) r.violation(e.seq, `replacement ${op.start}…${op.end} shadows the system head ${at(m.nodes[0] ?? -1)} at position 0`)
-    },
-  }),
+  create: (ctx, r) => {
+    // Hardened HARD-7 (`hardening.headRefresh`, issue #19) refreshes the head in place: a system/message replacing
+    // exactly the head and citing it (judged by HARD-7). Only that replacement, and only with the rule on.
+    const headRefresh = hardeningOf(ctx.inputs.policy).headRefresh !== null
+    return {
+      types: ['system/message', 'user/message', 'assistant/message', 'tool/result'],
+      before: (e, _item, m) => {
+        const op = replaceOp(e)
+        if (op === null || m.headCount() === 0) return
+        if (headRefresh && isHeadRefresh(e, m.nodes[0])) return
+        const span = m.span(op.start, op.end)
+        if (span.ok && span.startPosition === 0) r.violation(e.seq, `replacement ${op.start}…${op.end} shadows the system head ${at(m.nodes[0] ?? -1)} at position 0`)
+      },
+    }
+  },
 }
 
 /** INV-27: every non-explicit bracket's span starts at the first node after the head when its checkpoint lands. */

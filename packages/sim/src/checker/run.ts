@@ -12,6 +12,7 @@ import type { MeterTaint } from './meter.ts'
 import { CheckerModel } from './model.ts'
 import { hardenedChecks } from './hardened-policy.ts'
 import { HARDENED_CAPACITY_CHECKS } from './hardened-capacity.ts'
+import { HARDENED_HEAD_CHECKS } from './hardened-head.ts'
 import { HARDENED_SELECTION_CHECKS } from './hardened-selection.ts'
 import { HARDENED_TEXT_CHECKS } from './hardened-text.ts'
 import { CHECKS } from './registry.ts'
@@ -103,6 +104,7 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
     ? [
         ...CHECKS, ...hardenedChecks(inputs), ...(hardening.oversizedUserText !== null ? HARDENED_TEXT_CHECKS : []),
         ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : []),
+        ...(hardening.headRefresh !== null ? HARDENED_HEAD_CHECKS : []),
         ...(hardening.capacitySanity !== null ? HARDENED_CAPACITY_CHECKS : []),
       ]
     : CHECKS

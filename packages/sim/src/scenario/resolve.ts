@@ -26,7 +26,7 @@ import { ScenarioError, type ScenarioIssue } from './errors.ts'
 import {
   COUNT_NAMES,
   type CountBound, type CountName, type CrashPoint, type FaultConfig, type FaultDelivery, type FaultKind, type FinalPressureExpectation,
-  type GenerateConfig, type InlineReply, type InlineReplyBlock, type InlineStep, type InlineToolResult, type InlineTranscript,
+  type GenerateConfig, type VolatileSystemPromptConfig, type InlineReply, type InlineReplyBlock, type InlineStep, type InlineToolResult, type InlineTranscript,
   type InlineTool, type InlineTurn,
   type ConcurrentAction, type ConcurrentDo, type ConcurrentDuring, type ConcurrentPoint, type InlineUserBlock, type ManualAction, type Scenario, type ScenarioInvariantId, type SubjectName, type TurnOutcome,
   type TurnOutcomeKind, type WireDialect, type ProviderConfig,
@@ -97,8 +97,15 @@ export type ResolvedTranscriptSource =
     readonly turns: number
     /** The generator's params with `turns` included: pass as `generateTranscript({ generator, seed, params })`. */
     readonly params: Readonly<JsonObject>
+    /** `generate.volatileSystemPrompt`; absent when the prompt is fixed. */
+    readonly volatileSystemPrompt?: VolatileSystemPromptConfig
   }
-  | { readonly kind: 'inline'; readonly transcript: Transcript }
+  | {
+    readonly kind: 'inline'
+    readonly transcript: Transcript
+    /** `inline.volatileSystemPrompt`; absent when the prompt is fixed. */
+    readonly volatileSystemPrompt?: VolatileSystemPromptConfig
+  }
   | {
     /** An external JSONL transcript (`transcript.file`), read and validated line by line when the run starts. */
     readonly kind: 'file'
@@ -487,7 +494,9 @@ function resolveTranscript(
     return { kind: 'import', format: config.import.format, ...located, given: config.import.path, keepSecrets: config.import.keepSecrets ?? false }
   }
   const transcript = inlineTranscript(config.inline, issues)
-  return transcript === null ? null : { kind: 'inline', transcript }
+  if (transcript === null) return null
+  const volatile = config.inline.volatileSystemPrompt
+  return volatile === undefined ? { kind: 'inline', transcript } : { kind: 'inline', transcript, volatileSystemPrompt: volatile }
 }
 
 /**
@@ -511,7 +520,10 @@ function resolveGenerate(config: GenerateConfig, seed: number, issues: ScenarioI
     issues.push(semantic(path, error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message))
     return null
   }
-  return { kind: 'generate', generator: config.generator, turns: config.turns, params }
+  return {
+    kind: 'generate', generator: config.generator, turns: config.turns, params,
+    ...(config.volatileSystemPrompt === undefined ? {} : { volatileSystemPrompt: config.volatileSystemPrompt }),
+  }
 }
 
 /**

@@ -215,12 +215,21 @@ export interface TranscriptFileHeader {
   facts?: string[]
 }
 
+/**
+ * `#/definitions/VolatileSystemPrompt`: the rendered system prompt changes at every step open or once per turn
+ * (an `<environment>` block after the transcript's prompt, `run/system-prompt.ts`), deterministically.
+ */
+export interface VolatileSystemPromptConfig {
+  every: 'step' | 'turn'
+}
+
 /** `#/definitions/InlineTranscript`: a hand-written transcript (a full fixtures `Transcript` also fits). */
 export interface InlineTranscript {
   systemPrompt?: string
   tools?: InlineTool[]
   facts?: string[]
   turns: InlineTurn[]
+  volatileSystemPrompt?: VolatileSystemPromptConfig
 }
 
 /** `#/definitions/Generate`: a seeded generator of packages/fixtures. */
@@ -228,6 +237,7 @@ export interface GenerateConfig {
   generator: string
   turns: number
   params?: Record<string, unknown>
+  volatileSystemPrompt?: VolatileSystemPromptConfig
 }
 
 /** `#/definitions/Transcript`, recorded form: a log path (scenario folder or `fixtures:`) and its dialect. */

@@ -2,20 +2,20 @@
 // Regenerate with `pnpm scenario:schema` (`--check` fails when stale).
 /* eslint-disable */
 "use strict";
-exports.turn = validate78;
-const schema41 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
-const schema42 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
-const schema45 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
-const schema43 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
-const schema44 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
+exports.turn = validate80;
+const schema42 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
+const schema43 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema46 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
+const schema44 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
+const schema45 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema43.required,parentSchema:schema43,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -25,7 +25,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.attachment === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema43.required,parentSchema:schema43,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -36,7 +36,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "attachment"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -49,7 +49,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if("image" !== data0){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema43.properties.type,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema44.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -63,7 +63,7 @@ if(data.attachment !== undefined){
 let data1 = data.attachment;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.attachmentId === undefined){
-const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -73,7 +73,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data1.mediaType === undefined){
-const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -83,7 +83,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data1.bytes === undefined){
-const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -93,7 +93,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data1.width === undefined){
-const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -103,7 +103,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data1.height === undefined){
-const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -114,7 +114,7 @@ errors++;
 }
 for(const key1 in data1){
 if(!((((((key1 === "attachmentId") || (key1 === "mediaType")) || (key1 === "bytes")) || (key1 === "width")) || (key1 === "height")) || (key1 === "name"))){
-const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data1};
+const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -128,7 +128,7 @@ if(data1.attachmentId !== undefined){
 let data2 = data1.attachmentId;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema44.properties.attachmentId,data:data2};
+const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema45.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -139,7 +139,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.attachmentId.type,parentSchema:schema44.properties.attachmentId,data:data2};
+const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.attachmentId.type,parentSchema:schema45.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -153,7 +153,7 @@ if(data1.mediaType !== undefined){
 let data3 = data1.mediaType;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema44.properties.mediaType,data:data3};
+const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema45.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -164,7 +164,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.mediaType.type,parentSchema:schema44.properties.mediaType,data:data3};
+const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.mediaType.type,parentSchema:schema45.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -177,7 +177,7 @@ errors++;
 if(data1.bytes !== undefined){
 let data4 = data1.bytes;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.bytes.type,parentSchema:schema44.properties.bytes,data:data4};
+const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.bytes.type,parentSchema:schema45.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -188,7 +188,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema44.properties.bytes,data:data4};
+const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -202,7 +202,7 @@ errors++;
 if(data1.width !== undefined){
 let data5 = data1.width;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.width.type,parentSchema:schema44.properties.width,data:data5};
+const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.width.type,parentSchema:schema45.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -213,7 +213,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema44.properties.width,data:data5};
+const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -227,7 +227,7 @@ errors++;
 if(data1.height !== undefined){
 let data6 = data1.height;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.height.type,parentSchema:schema44.properties.height,data:data6};
+const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.height.type,parentSchema:schema45.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -238,7 +238,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema44.properties.height,data:data6};
+const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -252,7 +252,7 @@ errors++;
 if(data1.name !== undefined){
 let data7 = data1.name;
 if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.name.type,parentSchema:schema44.properties.name,data:data7};
+const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.name.type,parentSchema:schema45.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -264,7 +264,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data1};
+const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -276,7 +276,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -285,17 +285,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema43.required,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -307,7 +307,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.type.type,parentSchema:schema42.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.type.type,parentSchema:schema43.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -317,7 +317,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema42.properties.type.enum,parentSchema:schema42.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema43.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.type.enum,parentSchema:schema43.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -332,7 +332,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -342,7 +342,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -353,7 +353,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -366,7 +366,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema45.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema46.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -379,7 +379,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.text.type,parentSchema:schema45.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.text.type,parentSchema:schema46.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -391,7 +391,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -402,13 +402,13 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema42.discriminator,parentSchema:schema42,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema43.discriminator,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -419,7 +419,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema42.discriminator,parentSchema:schema42,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema43.discriminator,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -430,7 +430,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -439,24 +439,24 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
 
-const schema46 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}};
-const schema47 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
-const schema48 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
-const schema53 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
-const schema49 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
-const schema51 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
-const schema52 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
+const schema47 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}};
+const schema48 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
+const schema49 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
+const schema54 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
+const schema50 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
+const schema52 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
+const schema53 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema49.required,parentSchema:schema49,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema50.required,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -468,7 +468,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.type.type,parentSchema:schema49.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema50.properties.type.type,parentSchema:schema50.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -478,7 +478,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((data0 === "text") || (data0 === "reasoning")) || (data0 === "image")) || (data0 === "tool-call"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema49.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema49.properties.type.enum,parentSchema:schema49.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema50.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema50.properties.type.enum,parentSchema:schema50.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -493,7 +493,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -503,7 +503,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -514,7 +514,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -527,7 +527,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema45.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema46.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -540,7 +540,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.text.type,parentSchema:schema45.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.text.type,parentSchema:schema46.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -552,7 +552,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -565,7 +565,7 @@ errors++;
 else if(tag0 === "reasoning"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema51.required,parentSchema:schema51,data};
+const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema52.required,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -575,7 +575,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.text === undefined){
-const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema51.required,parentSchema:schema51,data};
+const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema52.required,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -586,7 +586,7 @@ errors++;
 }
 for(const key1 in data){
 if(!((key1 === "type") || (key1 === "text"))){
-const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema51,data};
+const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -599,7 +599,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if("reasoning" !== data3){
-const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema51.properties.type,data:data3};
+const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema52.properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -612,7 +612,7 @@ errors++;
 if(data.text !== undefined){
 let data4 = data.text;
 if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.properties.text.type,parentSchema:schema51.properties.text,data:data4};
+const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.text.type,parentSchema:schema52.properties.text,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -624,7 +624,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
+const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -635,15 +635,15 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 else if(tag0 === "tool-call"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema53.required,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -653,7 +653,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.id === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema53.required,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -663,7 +663,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data.name === undefined){
-const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema53.required,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -673,7 +673,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data.arguments === undefined){
-const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema53.required,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -684,7 +684,7 @@ errors++;
 }
 for(const key2 in data){
 if(!((((key2 === "type") || (key2 === "id")) || (key2 === "name")) || (key2 === "arguments"))){
-const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema52,data};
+const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -697,7 +697,7 @@ errors++;
 if(data.type !== undefined){
 let data5 = data.type;
 if("tool-call" !== data5){
-const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema52.properties.type,data:data5};
+const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema53.properties.type,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -711,7 +711,7 @@ if(data.id !== undefined){
 let data6 = data.id;
 if(typeof data6 === "string"){
 if(func3(data6) > 200){
-const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema52.properties.id,data:data6};
+const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema53.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -721,7 +721,7 @@ vErrors.push(err21);
 errors++;
 }
 if(func3(data6) < 1){
-const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema52.properties.id,data:data6};
+const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema53.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -732,7 +732,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.id.type,parentSchema:schema52.properties.id,data:data6};
+const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.properties.id.type,parentSchema:schema53.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -746,7 +746,7 @@ if(data.name !== undefined){
 let data7 = data.name;
 if(typeof data7 === "string"){
 if(func3(data7) > 200){
-const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema52.properties.name,data:data7};
+const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema53.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -756,7 +756,7 @@ vErrors.push(err24);
 errors++;
 }
 if(func3(data7) < 1){
-const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema52.properties.name,data:data7};
+const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema53.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -767,7 +767,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.name.type,parentSchema:schema52.properties.name,data:data7};
+const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.properties.name.type,parentSchema:schema53.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -780,7 +780,7 @@ errors++;
 if(data.arguments !== undefined){
 let data8 = data.arguments;
 if(typeof data8 !== "string"){
-const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.arguments.type,parentSchema:schema52.properties.arguments,data:data8};
+const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.properties.arguments.type,parentSchema:schema53.properties.arguments,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -792,7 +792,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data};
+const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema53.type,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -803,7 +803,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema49.discriminator,parentSchema:schema49,data};
+const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema50.discriminator,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -814,7 +814,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema49.discriminator,parentSchema:schema49,data};
+const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema50.discriminator,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -825,7 +825,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -834,16 +834,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema47.type},message:"must be string,object",schema:schema47.type,parentSchema:schema47,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema48.type},message:"must be string,object",schema:schema48.type,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -855,7 +855,7 @@ errors++;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "reasoning") || (key0 === "text")) || (key0 === "toolCalls")) || (key0 === "blocks")) || (key0 === "usage"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -868,7 +868,7 @@ errors++;
 if(data.reasoning !== undefined){
 let data0 = data.reasoning;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.reasoning.type,parentSchema:schema47.properties.reasoning,data:data0};
+const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.reasoning.type,parentSchema:schema48.properties.reasoning,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -881,7 +881,7 @@ errors++;
 if(data.text !== undefined){
 let data1 = data.text;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.text.type,parentSchema:schema47.properties.text,data:data1};
+const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.text.type,parentSchema:schema48.properties.text,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -895,7 +895,7 @@ if(data.toolCalls !== undefined){
 let data2 = data.toolCalls;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema47.properties.toolCalls,data:data2};
+const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema48.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -909,7 +909,7 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.name === undefined){
-const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema48.required,parentSchema:schema48,data:data3};
+const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema49.required,parentSchema:schema49,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -920,7 +920,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!(((key1 === "id") || (key1 === "name")) || (key1 === "arguments"))){
-const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema48,data:data3};
+const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema49,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -934,7 +934,7 @@ if(data3.id !== undefined){
 let data4 = data3.id;
 if(typeof data4 === "string"){
 if(func3(data4) > 200){
-const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema48.properties.id,data:data4};
+const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema49.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -944,7 +944,7 @@ vErrors.push(err7);
 errors++;
 }
 if(func3(data4) < 1){
-const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema48.properties.id,data:data4};
+const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema49.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -955,7 +955,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.id.type,parentSchema:schema48.properties.id,data:data4};
+const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.id.type,parentSchema:schema49.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -969,7 +969,7 @@ if(data3.name !== undefined){
 let data5 = data3.name;
 if(typeof data5 === "string"){
 if(func3(data5) > 200){
-const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema48.properties.name,data:data5};
+const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema49.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -979,7 +979,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func3(data5) < 1){
-const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema48.properties.name,data:data5};
+const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema49.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -990,7 +990,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.name.type,parentSchema:schema48.properties.name,data:data5};
+const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.name.type,parentSchema:schema49.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1003,7 +1003,7 @@ errors++;
 if(data3.arguments !== undefined){
 let data6 = data3.arguments;
 if((typeof data6 !== "string") && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema48.properties.arguments.type},message:"must be string,object",schema:schema48.properties.arguments.type,parentSchema:schema48.properties.arguments,data:data6};
+const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema49.properties.arguments.type},message:"must be string,object",schema:schema49.properties.arguments.type,parentSchema:schema49.properties.arguments,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1015,7 +1015,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data:data3};
+const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1027,7 +1027,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema47.properties.toolCalls.type,parentSchema:schema47.properties.toolCalls,data:data2};
+const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.properties.toolCalls.type,parentSchema:schema48.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1041,7 +1041,7 @@ if(data.blocks !== undefined){
 let data7 = data.blocks;
 if(Array.isArray(data7)){
 if(data7.length > 1000){
-const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema47.properties.blocks,data:data7};
+const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema48.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1052,14 +1052,14 @@ errors++;
 }
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate31(data7[i1], {instancePath:instancePath+"/blocks/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate33(data7[i1], {instancePath:instancePath+"/blocks/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema47.properties.blocks.type,parentSchema:schema47.properties.blocks,data:data7};
+const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.properties.blocks.type,parentSchema:schema48.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1073,7 +1073,7 @@ if(data.usage !== undefined){
 let data9 = data.usage;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.inputTokens === undefined){
-const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema53.required,parentSchema:schema53,data:data9};
+const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema54.required,parentSchema:schema54,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -1083,7 +1083,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data9.outputTokens === undefined){
-const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema53.required,parentSchema:schema53,data:data9};
+const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema54.required,parentSchema:schema54,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -1094,7 +1094,7 @@ errors++;
 }
 for(const key2 in data9){
 if(!(((((key2 === "inputTokens") || (key2 === "outputTokens")) || (key2 === "cacheReadTokens")) || (key2 === "cacheWriteTokens")) || (key2 === "reasoningTokens"))){
-const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema53,data:data9};
+const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema54,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -1107,7 +1107,7 @@ errors++;
 if(data9.inputTokens !== undefined){
 let data10 = data9.inputTokens;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.inputTokens.type,parentSchema:schema53.properties.inputTokens,data:data10};
+const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.inputTokens.type,parentSchema:schema54.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -1118,7 +1118,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.inputTokens,data:data10};
+const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -1132,7 +1132,7 @@ errors++;
 if(data9.outputTokens !== undefined){
 let data11 = data9.outputTokens;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.outputTokens.type,parentSchema:schema53.properties.outputTokens,data:data11};
+const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.outputTokens.type,parentSchema:schema54.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -1143,7 +1143,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.outputTokens,data:data11};
+const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -1157,7 +1157,7 @@ errors++;
 if(data9.cacheReadTokens !== undefined){
 let data12 = data9.cacheReadTokens;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.cacheReadTokens.type,parentSchema:schema53.properties.cacheReadTokens,data:data12};
+const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.cacheReadTokens.type,parentSchema:schema54.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -1168,7 +1168,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.cacheReadTokens,data:data12};
+const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -1182,7 +1182,7 @@ errors++;
 if(data9.cacheWriteTokens !== undefined){
 let data13 = data9.cacheWriteTokens;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.cacheWriteTokens.type,parentSchema:schema53.properties.cacheWriteTokens,data:data13};
+const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.cacheWriteTokens.type,parentSchema:schema54.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -1193,7 +1193,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.cacheWriteTokens,data:data13};
+const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -1207,7 +1207,7 @@ errors++;
 if(data9.reasoningTokens !== undefined){
 let data14 = data9.reasoningTokens;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.reasoningTokens.type,parentSchema:schema53.properties.reasoningTokens,data:data14};
+const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.reasoningTokens.type,parentSchema:schema54.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -1218,7 +1218,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.reasoningTokens,data:data14};
+const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -1231,7 +1231,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema53.type,parentSchema:schema53,data:data9};
+const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -1242,20 +1242,20 @@ errors++;
 }
 }
 }
-validate30.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
 
-const schema54 = {"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}};
-const schema57 = {"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}};
-const schema55 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema55 = {"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}};
+const schema58 = {"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}};
+const schema56 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema55.required,parentSchema:schema55,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.required,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1267,7 +1267,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.properties.type.type,parentSchema:schema55.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.type.type,parentSchema:schema56.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1277,7 +1277,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema55.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema55.properties.type.enum,parentSchema:schema55.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.type.enum,parentSchema:schema56.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1292,7 +1292,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1302,7 +1302,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1313,7 +1313,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1326,7 +1326,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema45.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema46.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1339,7 +1339,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.text.type,parentSchema:schema45.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.text.type,parentSchema:schema46.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1351,7 +1351,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1362,13 +1362,13 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema55.discriminator,parentSchema:schema55,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema56.discriminator,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1379,7 +1379,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema55.discriminator,parentSchema:schema55,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema56.discriminator,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1390,7 +1390,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1399,18 +1399,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "callId") || (key0 === "content")) || (key0 === "isError")) || (key0 === "error")) || (key0 === "meta"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema54,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1424,7 +1424,7 @@ if(data.callId !== undefined){
 let data0 = data.callId;
 if(typeof data0 === "string"){
 if(func3(data0) > 200){
-const err1 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema54.properties.callId,data:data0};
+const err1 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema55.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1434,7 +1434,7 @@ vErrors.push(err1);
 errors++;
 }
 if(func3(data0) < 1){
-const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema54.properties.callId,data:data0};
+const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema55.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1445,7 +1445,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema54.properties.callId.type,parentSchema:schema54.properties.callId,data:data0};
+const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.properties.callId.type,parentSchema:schema55.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1458,7 +1458,7 @@ errors++;
 if(data.content !== undefined){
 let data1 = data.content;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err4 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema54.properties.content.type},message:"must be string,array",schema:schema54.properties.content.type,parentSchema:schema54.properties.content,data:data1};
+const err4 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema55.properties.content.type},message:"must be string,array",schema:schema55.properties.content.type,parentSchema:schema55.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1469,7 +1469,7 @@ errors++;
 }
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema54.properties.content,data:data1};
+const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema55.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1480,8 +1480,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate36(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate38(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 }
@@ -1490,7 +1490,7 @@ errors = vErrors.length;
 if(data.isError !== undefined){
 let data3 = data.isError;
 if(typeof data3 !== "boolean"){
-const err6 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema54.properties.isError.type,parentSchema:schema54.properties.isError,data:data3};
+const err6 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema55.properties.isError.type,parentSchema:schema55.properties.isError,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1503,7 +1503,7 @@ errors++;
 if(data.error !== undefined){
 let data4 = data.error;
 if((typeof data4 !== "string") && (!(data4 && typeof data4 == "object" && !Array.isArray(data4)))){
-const err7 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/type",keyword:"type",params:{type: schema57.type},message:"must be string,object",schema:schema57.type,parentSchema:schema57,data:data4};
+const err7 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/type",keyword:"type",params:{type: schema58.type},message:"must be string,object",schema:schema58.type,parentSchema:schema58,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1514,7 +1514,7 @@ errors++;
 }
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.code === undefined){
-const err8 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema57.required,parentSchema:schema57,data:data4};
+const err8 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema58.required,parentSchema:schema58,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1525,7 +1525,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!(((key1 === "code") || (key1 === "name")) || (key1 === "text"))){
-const err9 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema57,data:data4};
+const err9 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema58,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -1539,7 +1539,7 @@ if(data4.code !== undefined){
 let data5 = data4.code;
 if(typeof data5 === "string"){
 if(func3(data5) > 200){
-const err10 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema57.properties.code,data:data5};
+const err10 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema58.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -1549,7 +1549,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func3(data5) < 1){
-const err11 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema57.properties.code,data:data5};
+const err11 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema58.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -1560,7 +1560,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.code.type,parentSchema:schema57.properties.code,data:data5};
+const err12 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.code.type,parentSchema:schema58.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -1574,7 +1574,7 @@ if(data4.name !== undefined){
 let data6 = data4.name;
 if(typeof data6 === "string"){
 if(func3(data6) > 200){
-const err13 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema57.properties.name,data:data6};
+const err13 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema58.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -1584,7 +1584,7 @@ vErrors.push(err13);
 errors++;
 }
 if(func3(data6) < 1){
-const err14 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema57.properties.name,data:data6};
+const err14 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema58.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -1595,7 +1595,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.name.type,parentSchema:schema57.properties.name,data:data6};
+const err15 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.name.type,parentSchema:schema58.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -1608,7 +1608,7 @@ errors++;
 if(data4.text !== undefined){
 let data7 = data4.text;
 if(typeof data7 !== "string"){
-const err16 = {instancePath:instancePath+"/error/text",schemaPath:"#/definitions/InlineToolError/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.text.type,parentSchema:schema57.properties.text,data:data7};
+const err16 = {instancePath:instancePath+"/error/text",schemaPath:"#/definitions/InlineToolError/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.text.type,parentSchema:schema58.properties.text,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -1622,7 +1622,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data};
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -1631,17 +1631,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reply === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema46.required,parentSchema:schema46,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema47.required,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1652,7 +1652,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "reply") || (key0 === "toolResults")) || (key0 === "steer"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1663,8 +1663,8 @@ errors++;
 }
 }
 if(data.reply !== undefined){
-if(!(validate30(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate32(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
@@ -1672,7 +1672,7 @@ if(data.toolResults !== undefined){
 let data1 = data.toolResults;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema46.properties.toolResults,data:data1};
+const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema47.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1683,14 +1683,14 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate35(data1[i0], {instancePath:instancePath+"/toolResults/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate37(data1[i0], {instancePath:instancePath+"/toolResults/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.properties.toolResults.type,parentSchema:schema46.properties.toolResults,data:data1};
+const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema47.properties.toolResults.type,parentSchema:schema47.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1703,7 +1703,7 @@ errors++;
 if(data.steer !== undefined){
 let data3 = data.steer;
 if((typeof data3 !== "string") && (!(Array.isArray(data3)))){
-const err4 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/type",keyword:"type",params:{type: schema46.properties.steer.type},message:"must be string,array",schema:schema46.properties.steer.type,parentSchema:schema46.properties.steer,data:data3};
+const err4 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/type",keyword:"type",params:{type: schema47.properties.steer.type},message:"must be string,array",schema:schema47.properties.steer.type,parentSchema:schema47.properties.steer,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1714,7 +1714,7 @@ errors++;
 }
 if(Array.isArray(data3)){
 if(data3.length > 1000){
-const err5 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema46.properties.steer,data:data3};
+const err5 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema47.properties.steer,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1725,8 +1725,8 @@ errors++;
 }
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate25(data3[i1], {instancePath:instancePath+"/steer/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate27(data3[i1], {instancePath:instancePath+"/steer/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
 }
@@ -1734,7 +1734,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1743,17 +1743,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.user === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema41.required,parentSchema:schema41,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1763,7 +1763,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.steps === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema41.required,parentSchema:schema41,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1774,7 +1774,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "user") || (key0 === "steps"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema41,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1787,7 +1787,7 @@ errors++;
 if(data.user !== undefined){
 let data0 = data.user;
 if((typeof data0 !== "string") && (!(Array.isArray(data0)))){
-const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema41.properties.user.type},message:"must be string,array",schema:schema41.properties.user.type,parentSchema:schema41.properties.user,data:data0};
+const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema42.properties.user.type},message:"must be string,array",schema:schema42.properties.user.type,parentSchema:schema42.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1798,7 +1798,7 @@ errors++;
 }
 if(Array.isArray(data0)){
 if(data0.length > 1000){
-const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema41.properties.user,data:data0};
+const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema42.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1809,8 +1809,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate25(data0[i0], {instancePath:instancePath+"/user/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate27(data0[i0], {instancePath:instancePath+"/user/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
 }
@@ -1820,7 +1820,7 @@ if(data.steps !== undefined){
 let data2 = data.steps;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema41.properties.steps,data:data2};
+const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema42.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1830,7 +1830,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data2.length < 1){
-const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema41.properties.steps,data:data2};
+const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema42.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1841,14 +1841,14 @@ errors++;
 }
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate29(data2[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data2,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate31(data2[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data2,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema41.properties.steps.type,parentSchema:schema41.properties.steps,data:data2};
+const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.properties.steps.type,parentSchema:schema42.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1860,7 +1860,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1869,21 +1869,21 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate78.errors = vErrors;
+validate80.errors = vErrors;
 return errors === 0;
 }
 
-exports.header = validate81;
-const schema117 = {"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}};
-const schema40 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
+exports.header = validate83;
+const schema119 = {"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}};
+const schema41 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((key0 === "systemPrompt") || (key0 === "tools")) || (key0 === "facts"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema117,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema119,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -1896,7 +1896,7 @@ errors++;
 if(data.systemPrompt !== undefined){
 let data0 = data.systemPrompt;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.systemPrompt.type,parentSchema:schema117.properties.systemPrompt,data:data0};
+const err1 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.systemPrompt.type,parentSchema:schema119.properties.systemPrompt,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -1910,7 +1910,7 @@ if(data.tools !== undefined){
 let data1 = data.tools;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err2 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema117.properties.tools,data:data1};
+const err2 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema119.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -1924,7 +1924,7 @@ for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.name === undefined){
-const err3 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema40.required,parentSchema:schema40,data:data2};
+const err3 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema41.required,parentSchema:schema41,data:data2};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -1935,7 +1935,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!(((key1 === "name") || (key1 === "description")) || (key1 === "parameters"))){
-const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data:data2};
+const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema41,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -1949,7 +1949,7 @@ if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err5 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema40.properties.name,data:data3};
+const err5 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema41.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -1959,7 +1959,7 @@ vErrors.push(err5);
 errors++;
 }
 if(func3(data3) < 1){
-const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema40.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema41.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -1970,7 +1970,7 @@ errors++;
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.name.type,parentSchema:schema40.properties.name,data:data3};
+const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.name.type,parentSchema:schema41.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -1983,7 +1983,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if(typeof data4 !== "string"){
-const err8 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.description.type,parentSchema:schema40.properties.description,data:data4};
+const err8 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.description.type,parentSchema:schema41.properties.description,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -1996,7 +1996,7 @@ errors++;
 if(data2.parameters !== undefined){
 let data5 = data2.parameters;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err9 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.properties.parameters.type,parentSchema:schema40.properties.parameters,data:data5};
+const err9 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.properties.parameters.type,parentSchema:schema41.properties.parameters,data:data5};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2008,7 +2008,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data:data2};
+const err10 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -2020,7 +2020,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema117.properties.tools.type,parentSchema:schema117.properties.tools,data:data1};
+const err11 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.tools.type,parentSchema:schema119.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -2034,7 +2034,7 @@ if(data.facts !== undefined){
 let data6 = data.facts;
 if(Array.isArray(data6)){
 if(data6.length > 1000){
-const err12 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema117.properties.facts,data:data6};
+const err12 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema119.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -2047,7 +2047,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err13 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.facts.items.type,parentSchema:schema117.properties.facts.items,data:data7};
+const err13 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema119.properties.facts.items.type,parentSchema:schema119.properties.facts.items,data:data7};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -2059,7 +2059,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema117.properties.facts.type,parentSchema:schema117.properties.facts,data:data6};
+const err14 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema119.properties.facts.type,parentSchema:schema119.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -2071,7 +2071,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.type,parentSchema:schema117,data};
+const err15 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.type,parentSchema:schema119,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -2080,6 +2080,6 @@ vErrors.push(err15);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }

@@ -4,13 +4,13 @@
 "use strict";
 module.exports = validate10;
 module.exports.default = validate10;
-const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"concurrent":{"description":"What happens while something else is in flight (§11, §13.6, §13.7): each item runs one action (`do`) at a named point of a summary call, a manual flush, a pre-step check or an idle gap. Points not named (`at: seed`) are ordered by a scheduler drawn from the scenario's seed (the same seed gives the same interleaving). Each action's outcome is recorded as a warning `concurrent[<i>] <do> …: <outcome>`. Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ConcurrentAction"}},"sessions":{"description":"Several sessions in one run (issue #16): each gets its own log, manifest and capture; all share the provider world (routes, capacities, the one in-process mock) and the process, and the checker judges each log. A session inherits the scenario's `transcript`, `faults`, `manual` and `expect` unless it gives its own. Sessions run interleaved by virtual time (ties broken by the seed), one at a time between provider requests. Default: one session.","type":"array","minItems":2,"maxItems":16,"items":{"$ref":"#/definitions/Session"}},"restart":{"description":"Clean stops and restores in the same process (§11.4, §11.5): the session stops at each point through the subject's API (its store closed, nothing torn), then a new lifecycle restores the log and continues. Default: none.","type":"array","minItems":1,"maxItems":16,"items":{"$ref":"#/definitions/Restart"}},"probes":{"description":"Retention probes (issue #20): facts the scorer looks for on the model-visible surface after every committed compaction, beside any the transcript generator planted. Default: none (no `retention` section in the report).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/Probe"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"reportedContextWindow":{"description":"Shorthand route: the capacity the route reports instead of its true window.","$ref":"#/definitions/ReportedContextWindow"},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"reportedContextWindow":{"description":"The capacity the route reports (FAULT-41) instead of its true `contextWindow`, which it still enforces.","$ref":"#/definitions/ReportedContextWindow"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"ReportedContextWindow":{"description":"A scripted capacity report (FAULT-41): any number — 0, negative, fractional, or a valid but wrong window — served as `context_window` by `GET /models/<id>` (and in the Anthropic subject's static table), or `none` (the model answers without a window). Needs a declared FAULT-41 fault. Absent = the true `contextWindow`.","x-expected":"a number or \"none\"","oneOf":[{"type":"number"},{"const":"none"}]},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text; `forgets-paths` = the builtin checkpoint without any file path, issue #20), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink), `script` (one reply per attempt; the last repeats) or `upstream` (a real OpenAI-compatible summarizer, replayed from the scenario's cassette; `sim run --record` records it). Every summarizer but `upstream` is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call","forgets-paths"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script, upstream","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]},{"required":["upstream"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}},"upstream":{"description":"A real summarizer behind an OpenAI-compatible URL (issue #20): answered from `<scenario>.cassette.json` beside the scenario; `sim run --record` forwards the compaction requests the cassette lacks and stores the replies.","$ref":"#/definitions/UpstreamSummarizer"}}},"UpstreamSummarizer":{"description":"An upstream summarizer: the endpoint, the model it is asked for and the environment variable holding its API key (never the key itself).","type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"description":"OpenAI-compatible base URL (http or https, e.g. `http://127.0.0.1:11434/v1`); requests go to `<url>/chat/completions`.","type":"string","minLength":1,"maxLength":2000},"model":{"description":"Model the upstream is asked for. Default: the route's model id.","type":"string","minLength":1,"maxLength":200},"apiKeyEnv":{"description":"Name of the environment variable holding the API key, read only when recording (sent as `Authorization: Bearer`). Absent = no key.","type":"string","minLength":1,"maxLength":200}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"},"profile":{"description":"compaction-sim's policy profile (issue #19): `faithful` (default) is the protocol as written; `hardened` switches every HARD rule on (packages/core/docs/hardened.md).","enum":["faithful","hardened"]},"hardening":{"description":"One HARD rule on (`true` or an object of its parameters) or off (`false`) on top of the profile (issue #19). The parameters are checked by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"failureBackoff":{"description":"HARD-1: after a failed or non-shrinking summary, wait until the surface changed; `{minGrowthTokens, baseSteps, maxSteps}`.","type":["boolean","object"]},"summaryRoom":{"description":"HARD-2: clamp `maxTokens` to the summary route and fit the summary request to it.","type":"boolean"},"checkpointBudget":{"description":"HARD-3: a checkpoint must leave headroom under the threshold; `{marginTokens}`.","type":["boolean","object"]},"meteredRelief":{"description":"HARD-4: the checkpoint's route price must also be below what it shadows.","type":"boolean"},"oversizedUserText":{"description":"HARD-5: project oversized user text to a placeholder and a read-only path; `{maxWindowRatio}`.","type":["boolean","object"]},"openTurnPrompt":{"description":"HARD-6: the open turn's user message stays in the retained tail.","type":"boolean"},"headRefresh":{"description":"HARD-7: a changed system prompt replaces the head instead of appending.","type":"boolean"},"capacitySanity":{"description":"HARD-8: warn when usage exceeds the reported window; `{calibrate}` learns a per-route meter factor.","type":["boolean","object"]}}}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","text/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"FAULT-41: the capacity the conversation route reports (shorthand for its `reportedContextWindow`: 0, negative, fractional, or a wrong but valid window). FAULT-44: the window of the `<model>-switched` route.","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"Session":{"description":"One session of a several-session scenario; keys it omits come from the scenario.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Session name, unique in the scenario; names its artifacts (`<slug>.<name>.jsonl`, …).","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","x-expected":"lower-case letters, digits and '-', at most 32"},"transcript":{"description":"This session's transcript. Default: the scenario's.","$ref":"#/definitions/Transcript"},"faults":{"description":"This session's faults (counted on its own; crash faults are refused). Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"This session's manual actions. Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"This session's expectations. Default: the scenario's.","$ref":"#/definitions/Expect"}}},"Restart":{"description":"One clean stop point: `afterTurn` (after that turn ended and its manual actions ran) or `inBracket` (right after the n-th `compaction/start` of the log is durable; the bracket is left open).","type":"object","additionalProperties":false,"properties":{"afterTurn":{"description":"Stop after this 1-based turn (and its manual actions).","type":"integer","minimum":1},"inBracket":{"description":"Stop right after the n-th (1-based, counted over the whole log) `compaction/start` is durable.","type":"integer","minimum":1}},"oneOf":[{"required":["afterTurn"]},{"required":["inBracket"]}]},"ManualAction":{"description":"One explicit call: `compactNow` between turns (§3.7), `compactRegion` inside a turn (§3.8), or `prune` — the tool-result pruner invoked between turns, with no turn open (FAULT-66, §5.4 rule 4).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion","prune"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"},{"$ref":"#/definitions/PruneAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn, on the new and empty session: nothing to compact, so compactNow returns null and a warning says so). After a crash restore, the calls due after the crash turn run before the next turn, except one whose bracket the crashed process had begun.","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"PruneAction":{"description":"The pruner's `pruneSession` called on the idle session after a number of completed turns, with no turn open (FAULT-66): its pre-validation must refuse before writing anything (§5.4 rule 4). Needs `pruner`.","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`prune`.","const":"prune"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"ConcurrentAction":{"description":"One action run while something else is in flight (§13.6, §13.7).","type":"object","additionalProperties":false,"required":["during","do"],"properties":{"during":{"description":"What is in flight: `summary` (the `occurrence`-th summary call of the run), `flush` (the `occurrence`-th manual flush, §7.11), `pre-step` (before the pre-step check of `turn`/`step`, §3.9) or `idle` (between turns, after `afterTurn` turns).","type":"string","enum":["summary","flush","pre-step","idle"]},"occurrence":{"description":"With `during: summary` or `flush`: which one, 1-based, counted over the run. Default 1.","type":"integer","minimum":1},"at":{"description":"With `during: summary`: the point of the call — `before-first-chunk`, `after-chunk` (after chunk `chunk`), `after-resolve` (the summarizer resolved, before revalidation, FAULT-79) or `seed` (the seed's scheduler picks one of these). Default `seed`.","type":"string","enum":["before-first-chunk","after-chunk","after-resolve","seed"]},"chunk":{"description":"With `at: after-chunk`: the 1-based stream chunk after which the action runs.","type":"integer","minimum":1},"turn":{"description":"With `during: pre-step`: the 1-based transcript turn.","type":"integer","minimum":1},"step":{"description":"With `during: pre-step`: the 1-based step of that turn. Default 1.","type":"integer","minimum":1},"afterTurn":{"description":"With `during: idle`: the number of completed turns (0 = before the first).","type":"integer","minimum":0},"do":{"description":"The action: `compact-now` (§3.7), `compact-region` (§3.8, positions `start`/`end`), `pressure-check` (a second `compactIfNeeded('pressure')`), `replace-node` (a foreign replacement of the selected `node`), `price-change` (a foreign `request/context` with another image price), `append-surface` (a foreign `user/message` append), `append-log-only` (a foreign ignorable log-only event), `user-prompt` (the next transcript turn is prompted now and queued), `abort-caller` (aborts the in-flight manual compaction's signal), `cancel-agent` (the agent cancels its maintenance reservation), `abort-turn` (aborts the open turn's signal).","type":"string","enum":["compact-now","compact-region","pressure-check","replace-node","price-change","append-surface","append-log-only","user-prompt","abort-caller","cancel-agent","abort-turn"]},"node":{"description":"With `do: replace-node`: which node of the in-flight bracket's selected span (`first`, `middle`, `last`). Default `first`.","type":"string","enum":["first","middle","last"]},"signal":{"description":"With `do: compact-now`: `aborted` passes an already-aborted signal (FAULT-80). Default `live`.","type":"string","enum":["live","aborted"]},"imageTokens":{"description":"With `do: price-change`: the new per-image price. Default the route's price + 100.","type":"integer","minimum":1},"start":{"description":"With `do: compact-region`: surface position of the span's first node (0-based; negative from the end).","type":"integer"},"end":{"description":"With `do: compact-region`: surface position of the span's last node (inclusive).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"Probe":{"description":"A retention probe: visible on a surface when every `expect` entry matches the surface's text.","type":"object","additionalProperties":false,"required":["kind","expect"],"properties":{"id":{"description":"Unique name of the probe (default `<kind>-<n>`, n counting the scenario's probes from 1).","type":"string","minLength":1,"maxLength":200},"kind":{"description":"`recall` (a number or name stated once), `artifact` (a file path or an error message), `continuation` (a pending TODO and its next step) or `decision` (a correction and the option chosen, with its reason).","type":"string","enum":["recall","artifact","continuation","decision"]},"expect":{"description":"A string, or strings that must all match: a `/source/flags` literal is a regular expression (flags i, m, s, u), anything else a substring.","type":["string","array"],"minLength":1,"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1}},"match":{"description":"`exact` (default): verbatim; `normalized`: both sides NFKC, lower-cased, every run of non-letters and non-digits one space.","type":"string","enum":["exact","normalized"]}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","text/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
+const schema11 = {"$schema":"http://json-schema.org/draft-07/schema#","title":"compaction-sim scenario","description":"One simulator scenario (packages/sim/src/scenario): a seeded run of a subject against a mocked provider, with faults to inject and expectations to check. Source of truth for the scenario format; the TypeScript types in types.ts mirror it and a test keeps them in step.","type":"object","additionalProperties":false,"required":["name","seed","provider","transcript"],"properties":{"name":{"description":"Short stable identifier of the scenario, shown in reports and replay commands (kebab-case).","type":"string","pattern":"^[a-z0-9][a-z0-9-]*$","maxLength":120},"description":{"description":"What the scenario demonstrates and why it matters (free text, shown in reports). Default: empty.","type":"string","maxLength":10000},"tags":{"description":"Labels for selecting scenarios: `sim run --tag <t>` runs the scenarios carrying any of the given tags. Default: none.","type":"array","maxItems":50,"uniqueItems":true,"items":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":60,"x-expected":"a tag: letters, digits, '.', '_' or '-', starting with a letter or digit"}},"seed":{"description":"Root seed (uint32) of the run: feeds the one seeded PRNG for ids, generators and fault timing. `sim run --seed` overrides it.","type":"integer","minimum":0,"maximum":4294967295},"subject":{"description":"What runs the session. Default: `reference` (this project's core).","$ref":"#/definitions/Subject"},"dialect":{"description":"Log dialect the subject writes and the checker reads (design §4.2). Default: `seed`.","$ref":"#/definitions/Dialect"},"provider":{"description":"The mocked provider: wire dialect, and one route (`model`, `contextWindow` …) or several (`routes`).","$ref":"#/definitions/Provider"},"policy":{"description":"Compaction policy overrides (§3.1 `BasicCompactionConfig`). Default: all Appendix A defaults.","$ref":"#/definitions/Policy"},"pruner":{"description":"Tool-result pruner: false (default, not loaded), true (defaults) or §5.1 overrides.","$ref":"#/definitions/Pruner"},"transcript":{"description":"The session to replay: `recorded`, `generate` or `inline`.","$ref":"#/definitions/Transcript"},"faults":{"description":"Faults of protocol §13 to inject, in declaration order. Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"Explicit compaction calls the runner makes at fixed points of the transcript (§3.7, §3.8). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"concurrent":{"description":"What happens while something else is in flight (§11, §13.6, §13.7): each item runs one action (`do`) at a named point of a summary call, a manual flush, a pre-step check or an idle gap. Points not named (`at: seed`) are ordered by a scheduler drawn from the scenario's seed (the same seed gives the same interleaving). Each action's outcome is recorded as a warning `concurrent[<i>] <do> …: <outcome>`. Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ConcurrentAction"}},"sessions":{"description":"Several sessions in one run (issue #16): each gets its own log, manifest and capture; all share the provider world (routes, capacities, the one in-process mock) and the process, and the checker judges each log. A session inherits the scenario's `transcript`, `faults`, `manual` and `expect` unless it gives its own. Sessions run interleaved by virtual time (ties broken by the seed), one at a time between provider requests. Default: one session.","type":"array","minItems":2,"maxItems":16,"items":{"$ref":"#/definitions/Session"}},"restart":{"description":"Clean stops and restores in the same process (§11.4, §11.5): the session stops at each point through the subject's API (its store closed, nothing torn), then a new lifecycle restores the log and continues. Default: none.","type":"array","minItems":1,"maxItems":16,"items":{"$ref":"#/definitions/Restart"}},"probes":{"description":"Retention probes (issue #20): facts the scorer looks for on the model-visible surface after every committed compaction, beside any the transcript generator planted. Default: none (no `retention` section in the report).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/Probe"}},"expect":{"description":"Expectations checked after the run. Default: every invariant, nothing else.","$ref":"#/definitions/Expect"}},"definitions":{"Subject":{"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]},"Dialect":{"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]},"Provider":{"description":"The mocked provider the subject talks to: one provider id and wire serving one or more routes (issue #15). Either the single-route shorthand (`model` with the route keys beside it) or `routes` (with `conversation` and `summary` naming routes).","x-expected":"exactly one of the keys model (one route) or routes","type":"object","additionalProperties":false,"required":["wire"],"properties":{"wire":{"description":"Wire dialect of the mock: `openai` (chat completions, `prompt_tokens_details.cached_tokens`), `deepseek` (`prompt_cache_hit_tokens` / `prompt_cache_miss_tokens`) or `anthropic` (messages API, `cache_creation_input_tokens` / `cache_read_input_tokens`; served by `sim serve`, the reference subject speaks only the first two).","type":"string","enum":["openai","deepseek","anthropic"]},"name":{"description":"Provider id of every route, as `modelPolicies[].provider` and `summarizationProvider` name it. Default: the `wire` value.","type":"string","minLength":1,"maxLength":200},"model":{"description":"Model id of the one route (shorthand for `routes: [{ model, … }]`; the route keys stand beside it).","type":"string","minLength":1,"maxLength":200},"contextWindow":{"description":"Shorthand route: context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"reportedContextWindow":{"description":"Shorthand route: the capacity the route reports instead of its true window.","$ref":"#/definitions/ReportedContextWindow"},"imageTokens":{"description":"Shorthand route: tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"maxOutputTokens":{"description":"Shorthand route: largest `max_tokens` the route accepts.","$ref":"#/definitions/MaxOutputTokens"},"tokenizer":{"description":"Shorthand route: how the provider counts tokens.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the provider refuses (issue #15): with `routes`, the default of every route; with `model`, the one route's. Default `on` (every rule).","$ref":"#/definitions/Enforce"},"limits":{"description":"Shorthand route: image limits.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"Shorthand route: how usage is reported.","$ref":"#/definitions/Usage"},"summarizer":{"description":"Shorthand route: what the route answers to compaction requests.","$ref":"#/definitions/Summarizer"},"routes":{"description":"The routes the provider serves (issue #15), each a model with its own capacity, limits, tokenizer and summarizer. Model ids are unique.","type":"array","minItems":1,"maxItems":100,"items":{"$ref":"#/definitions/Route"}},"conversation":{"description":"Model of the route the agent talks to (only with `routes`). Default: the first route.","type":"string","minLength":1,"maxLength":200},"summary":{"description":"Model of the route serving compaction calls (only with `routes`). Default: the policy's `summarizationModel` when it names a route, else the conversation route. A route other than the conversation route sets the policy's `summarizationProvider`/`summarizationModel` (§3.1, §8.1).","type":"string","minLength":1,"maxLength":200},"cache":{"description":"The prompt-cache contract the mock's reported usage follows (issue #9, protocol §9). Absent = the plain §9.3 model (G = 1, no TTL).","$ref":"#/definitions/ProviderCache"}},"oneOf":[{"required":["model"]},{"required":["routes"]}]},"Route":{"description":"One route of the provider (issue #15): a model with its capacity, prices, limits, tokenizer, enforcement, usage mode and summarizer.","type":"object","additionalProperties":false,"required":["model"],"properties":{"model":{"description":"Model id of the route (unique among the routes).","type":"string","minLength":1,"maxLength":200},"wire":{"description":"Wire dialect of the route. Default: the provider's `wire` (a different one is refused: one provider serves one wire).","type":"string","enum":["openai","deepseek","anthropic"]},"contextWindow":{"description":"Context window in tokens. Absent = the route reports no capacity (FAULT-40) and enforces no window.","type":"integer","minimum":1},"maxOutputTokens":{"description":"Largest `max_tokens` the route accepts. Absent = unlimited.","$ref":"#/definitions/MaxOutputTokens"},"reportedContextWindow":{"description":"The capacity the route reports (FAULT-41) instead of its true `contextWindow`, which it still enforces.","$ref":"#/definitions/ReportedContextWindow"},"imageTokens":{"description":"Tokens per image the route reports (§2.3). Absent = not reported.","type":"integer","minimum":0},"tokenizer":{"description":"How the provider counts tokens. Default `heuristic`.","$ref":"#/definitions/Tokenizer"},"enforce":{"description":"What the route refuses. Default: `provider.enforce`, else `on`.","$ref":"#/definitions/Enforce"},"limits":{"description":"Image limits. Default: none.","$ref":"#/definitions/ImageLimits"},"usage":{"description":"How usage is reported. Default `reported`.","$ref":"#/definitions/Usage"},"summarizer":{"description":"What the route answers to compaction requests. Default `builtin`.","$ref":"#/definitions/Summarizer"}}},"ReportedContextWindow":{"description":"A scripted capacity report (FAULT-41): any number — 0, negative, fractional, or a valid but wrong window — served as `context_window` by `GET /models/<id>` (and in the Anthropic subject's static table), or `none` (the model answers without a window). Needs a declared FAULT-41 fault. Absent = the true `contextWindow`.","x-expected":"a number or \"none\"","oneOf":[{"type":"number"},{"const":"none"}]},"Summarizer":{"description":"A summary route's summarizer (issue #15): a preset (`builtin` = the deterministic §8.3 checkpoint; `reasoning-only` = reasoning and no text; `tool-call` = one tool call and no text; `forgets-paths` = the builtin checkpoint without any file path, issue #20), or exactly one of `fixed` (a summary of n characters derived from the region), `ratio` (a summary whose framed §2.2 price is ratio × the region's; ≥ 1 does not shrink), `script` (one reply per attempt; the last repeats) or `upstream` (a real OpenAI-compatible summarizer, replayed from the scenario's cassette; `sim run --record` records it). Every summarizer but `upstream` is capped at the request's `max_tokens` (finish `max-tokens`).","type":["string","object"],"if":{"type":"string"},"then":{"enum":["builtin","reasoning-only","tool-call","forgets-paths"]},"else":{"x-expected":"exactly one of the keys fixed, ratio, script, upstream","oneOf":[{"required":["fixed"]},{"required":["ratio"]},{"required":["script"]},{"required":["upstream"]}]},"additionalProperties":false,"properties":{"fixed":{"description":"Length of the summary in UTF-16 units (the builtin checkpoint followed by the region's text, repeated and cut).","type":"integer","minimum":1,"maximum":4000000},"ratio":{"description":"Framed price of the summary as a fraction of the region's §2.2 price (§7.5); ≥ 1 gives a summary that does not shrink.","type":"number","exclusiveMinimum":0,"maximum":100},"script":{"description":"The reply of each attempt (1-based, counted per summary route over the whole scenario, crash restores included); past the last, the last repeats.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/SummaryAttempt"}},"upstream":{"description":"A real summarizer behind an OpenAI-compatible URL (issue #20): answered from `<scenario>.cassette.json` beside the scenario; `sim run --record` forwards the compaction requests the cassette lacks and stores the replies.","$ref":"#/definitions/UpstreamSummarizer"}}},"UpstreamSummarizer":{"description":"An upstream summarizer: the endpoint, the model it is asked for and the environment variable holding its API key (never the key itself).","type":"object","additionalProperties":false,"required":["url"],"properties":{"url":{"description":"OpenAI-compatible base URL (http or https, e.g. `http://127.0.0.1:11434/v1`); requests go to `<url>/chat/completions`.","type":"string","minLength":1,"maxLength":2000},"model":{"description":"Model the upstream is asked for. Default: the route's model id.","type":"string","minLength":1,"maxLength":200},"apiKeyEnv":{"description":"Name of the environment variable holding the API key, read only when recording (sent as `Authorization: Bearer`). Absent = no key.","type":"string","minLength":1,"maxLength":200}}},"SummaryAttempt":{"description":"One scripted summary attempt; every key optional (`{}` is an empty reply). Blocks are emitted as reasoning, text, images, tool calls.","type":"object","additionalProperties":false,"properties":{"text":{"description":"Summary text.","type":"string"},"reasoning":{"description":"Reasoning text (counts against `max_tokens`).","type":"string"},"toolCalls":{"description":"Tool calls of the reply (the engine keeps only text, §8.4).","type":"array","maxItems":100,"items":{"$ref":"#/definitions/SummaryToolCall"}},"images":{"description":"Image blocks in the reply (the engine refuses them: UNSUPPORTED_CONTENT, §8.4).","type":"integer","minimum":0,"maximum":100},"finish":{"description":"Finish reason. Default `tool-calls` when the attempt has a tool call, else `stop`; `max-tokens` when the cap cuts the reply.","type":"string","enum":["stop","tool-calls","max-tokens"]},"chunks":{"description":"SSE content events to cut the reply into (at most; pieces of ceil(chars / chunks) units).","type":"integer","minimum":1,"maximum":100000},"latencyMs":{"description":"Virtual milliseconds before the first byte.","type":"integer","minimum":0}}},"SummaryToolCall":{"description":"A tool call of a scripted summary attempt.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as JSON text or an object. Default `{}`.","type":["string","object"]}}},"MaxOutputTokens":{"description":"Largest `max_tokens` a route accepts (positive integer).","type":"integer","minimum":1},"Tokenizer":{"description":"A provider tokenizer: `heuristic` (the §2.2 pricing the meter uses), `o200k_base` / `cl100k_base` (BPE) or `dense` (about one token per CJK character). Default `heuristic`.","type":"string","enum":["heuristic","o200k_base","cl100k_base","dense"]},"Enforce":{"description":"Provider-side enforcement: `on` (every rule, the default), `off` (none) or an object turning rules off one by one (missing keys are on).","x-expected":"`on`, `off` or an object of rules (window, pairing, images, maxOutput)","type":["string","object"],"if":{"type":"string"},"then":{"enum":["on","off"]},"else":{"additionalProperties":false,"properties":{"window":{"description":"Window rule: `true`/`prompt` (the prompt by the route's tokenizer must fit the window), `prompt-plus-max-tokens` (prompt + `max_tokens` must fit) or `false` (off). Default `prompt`.","x-expected":"true, false, `prompt` or `prompt-plus-max-tokens`","type":["boolean","string"],"enum":[true,false,"prompt","prompt-plus-max-tokens"]},"pairing":{"description":"Strict wire validation of tool pairing, order, role alternation and reasoning items. Default true.","type":"boolean"},"images":{"description":"Image limits (`limits`). Default true.","type":"boolean"},"maxOutput":{"description":"`max_tokens` above `maxOutputTokens` is refused. Default true.","type":"boolean"}}}},"ImageLimits":{"description":"A route's image limits; absent keys = no limit.","type":"object","additionalProperties":false,"properties":{"imagesPerRequest":{"description":"Most images one request may carry (≥ 1).","type":"integer","minimum":1},"imageBytes":{"description":"Most bytes of one image (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1},"requestImageBytes":{"description":"Most image bytes of one request (≥ 1; not below the transcript's largest image when it is inline).","type":"integer","minimum":1}}},"Usage":{"description":"How a route reports usage: `reported` (in the stream, as today), `omitted` (never) or `late` (only in the final chunk). Default `reported`.","type":"string","enum":["reported","omitted","late"]},"ProviderCache":{"description":"A provider prompt-cache contract, optionally with a deviation: the report predicts usage by the contract and shows where the provider reported something else.","type":"object","additionalProperties":false,"properties":{"contract":{"description":"`protocol` (§9.3 exactly), `openai` (≥ 1,024-token prompts, 128-token increments, idle TTL), `anthropic` (breakpoints, 20-block lookback, minimum length, writes) or `deepseek` (prefix units, 64-token storage, no write metric). Default `protocol`.","type":"string","enum":["protocol","openai","anthropic","deepseek"]},"deviation":{"description":"How the mock deviates from the contract when it reports usage: `none`, `none-cached` (reports no cache reads) or `half-cached` (reports half). Default `none`.","type":"string","enum":["none","none-cached","half-cached"]},"ttlMs":{"description":"Cache retention in virtual milliseconds; null = unlimited. Default per contract (openai and anthropic 5 min, anthropic `long` 1 h, others unlimited).","oneOf":[{"type":"integer","minimum":0},{"type":"null"}]},"granularityTokens":{"description":"§9.3 granularity G of the `protocol` contract (the others fix their own). Default 1.","type":"integer","minimum":1},"retention":{"description":"Anthropic-style retention: `short` (5 min, writes 1.25×) or `long` (1 h, writes 2×). Default `short`.","type":"string","enum":["short","long"]},"breakpoints":{"description":"Anthropic-style explicit breakpoints as §9.2 segment indexes (0 = tools), at most 4. Absent = automatic at the last block.","type":"array","minItems":1,"maxItems":4,"items":{"type":"integer","minimum":0}},"price":{"description":"Price table entry (packages/sim/src/metrics/prices.ts), e.g. `openai/gpt-4.1`. Default per contract.","type":"string","minLength":1},"minimumCacheableTokens":{"description":"Overrides the price entry's minimum cacheable prompt length (Anthropic-style 512, 1,024, 2,048 or 4,096).","type":"integer","minimum":0}}},"Policy":{"description":"`BasicCompactionConfig` overrides (§3.1); unset keys take the Appendix A defaults. Types are checked here, the §3.2 rules by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"thresholdRatio":{"description":"Pressure threshold as a fraction of the context window, in (0, 1]. Default 0.8.","type":"number"},"retainRatio":{"description":"Retained recent budget as a fraction of the window, in (0, 1]; exclusive with `retainTokens`. Default 0.16.","type":"number"},"retainTokens":{"description":"Absolute retained budget in tokens (non-negative integer); replaces `retainRatio`.","type":"integer"},"summarizationProvider":{"description":"Provider of the summary route; set together with `summarizationModel`. Default '' (use the routed target, §8.1).","type":"string"},"summarizationModel":{"description":"Model of the summary route; set together with `summarizationProvider`. Default ''.","type":"string"},"maxTokens":{"description":"Output cap of the summary call (positive integer). Default 8192.","type":"integer"},"compactionRetries":{"description":"Extra summary compactions while pressure stays at/above threshold (non-negative integer). Default 1.","type":"integer"},"maxOverflowRetries":{"description":"Consecutive overflow-recovery retries per agent; 0 disables overflow recovery (non-negative integer). Default 1.","type":"integer"},"modelPolicies":{"description":"Exact-route overrides `{ provider, model, ...partial policy }` (§3.3). Default: none.","type":"array","maxItems":100,"items":{"$ref":"#/definitions/ModelPolicy"}},"auto":{"description":"Install the automatic pre-step and overflow listeners; false = manual/explicit compaction only. Default true.","type":"boolean"},"profile":{"description":"compaction-sim's policy profile (issue #19): `faithful` (default) is the protocol as written; `hardened` switches every HARD rule on (packages/core/docs/hardened.md).","enum":["faithful","hardened"]},"hardening":{"description":"One HARD rule on (`true` or an object of its parameters) or off (`false`) on top of the profile (issue #19). The parameters are checked by the core's `resolveCompactionConfig` when the scenario is loaded.","type":"object","additionalProperties":false,"properties":{"failureBackoff":{"description":"HARD-1: after a failed or non-shrinking summary, wait until the surface changed; `{minGrowthTokens, baseSteps, maxSteps}`.","type":["boolean","object"]},"summaryRoom":{"description":"HARD-2: clamp `maxTokens` to the summary route and fit the summary request to it.","type":"boolean"},"checkpointBudget":{"description":"HARD-3: a checkpoint must leave headroom under the threshold; `{marginTokens}`.","type":["boolean","object"]},"meteredRelief":{"description":"HARD-4: the checkpoint's route price must also be below what it shadows.","type":"boolean"},"oversizedUserText":{"description":"HARD-5: project oversized user text to a placeholder and a read-only path; `{maxWindowRatio}`.","type":["boolean","object"]},"openTurnPrompt":{"description":"HARD-6: the open turn's user message stays in the retained tail.","type":"boolean"},"headRefresh":{"description":"HARD-7: a changed system prompt replaces the head instead of appending.","type":"boolean"},"capacitySanity":{"description":"HARD-8: warn when usage exceeds the reported window; `{calibrate}` learns a per-route meter factor.","type":["boolean","object"]}}}}},"ModelPolicy":{"description":"One exact-route override of the policy (§3.1 `modelPolicies`): no `auto`, no nesting.","type":"object","additionalProperties":false,"required":["provider","model"],"properties":{"provider":{"description":"Provider id the override applies to (exact match).","type":"string"},"model":{"description":"Model id the override applies to (exact match).","type":"string"},"thresholdRatio":{"description":"Pressure threshold ratio for this route, in (0, 1].","type":"number"},"retainRatio":{"description":"Retained budget ratio for this route, in (0, 1]; exclusive with `retainTokens`.","type":"number"},"retainTokens":{"description":"Absolute retained budget for this route (non-negative integer).","type":"integer"},"summarizationProvider":{"description":"Summary route provider for this route; set together with `summarizationModel`.","type":"string"},"summarizationModel":{"description":"Summary route model for this route; set together with `summarizationProvider`.","type":"string"},"maxTokens":{"description":"Output cap of the summary call for this route (positive integer).","type":"integer"},"compactionRetries":{"description":"Extra summary compactions for this route (non-negative integer).","type":"integer"},"maxOverflowRetries":{"description":"Overflow-recovery retries for this route (non-negative integer).","type":"integer"}}},"Pruner":{"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}},"Transcript":{"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}},"Import":{"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}},"Generate":{"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"},"volatileSystemPrompt":{"$ref":"#/definitions/VolatileSystemPrompt"}}},"VolatileSystemPrompt":{"description":"A system prompt with volatile content, like a harness that renders a clock, the working directory and the git status into it: the reference subject appends an `<environment>` block to the transcript's system prompt whose text changes at every step open (`every: step`) or at the first step of every turn (`every: turn`), deterministically from the run seed, the turn and the step. Faithful §1.4.5 appends each changed prompt at the tail; hardened HARD-7 (`hardening.headRefresh`) replaces the system head instead. Default: absent (the prompt is fixed). The official-engine subject skips a scenario that sets it.","type":"object","additionalProperties":false,"required":["every"],"properties":{"every":{"description":"When the rendered prompt changes: at every step open, or once per turn.","enum":["step","turn"]}}},"InlineTranscript":{"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}},"volatileSystemPrompt":{"$ref":"#/definitions/VolatileSystemPrompt"}}},"TranscriptFileHeader":{"description":"The optional first line of a `transcript.file` JSONL file: what the inline transcript holds besides its turns.","type":"object","additionalProperties":false,"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}}}},"InlineTool":{"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}},"InlineTurn":{"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}},"InlineStep":{"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}},"InlineReply":{"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}},"InlineToolCall":{"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}},"InlineToolResult":{"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}},"InlineToolError":{"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}},"UserBlock":{"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"ReplyBlock":{"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]},"ResultBlock":{"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]},"TextBlock":{"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}},"ReasoningBlock":{"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}},"ImageBlock":{"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}},"ImageAttachment":{"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}},"ToolCallBlock":{"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}},"TokenUsage":{"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}},"FaultKind":{"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]},"Fault":{"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}},"FaultWhen":{"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}},"CrashPoint":{"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","text/offload","checkpoint"]},"FaultParams":{"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"FAULT-41: the capacity the conversation route reports (shorthand for its `reportedContextWindow`: 0, negative, fractional, or a wrong but valid window). FAULT-44: the window of the `<model>-switched` route.","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}},"FailureCode":{"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]},"Session":{"description":"One session of a several-session scenario; keys it omits come from the scenario.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Session name, unique in the scenario; names its artifacts (`<slug>.<name>.jsonl`, …).","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","x-expected":"lower-case letters, digits and '-', at most 32"},"transcript":{"description":"This session's transcript. Default: the scenario's.","$ref":"#/definitions/Transcript"},"faults":{"description":"This session's faults (counted on its own; crash faults are refused). Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"This session's manual actions. Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"This session's expectations. Default: the scenario's.","$ref":"#/definitions/Expect"}}},"Restart":{"description":"One clean stop point: `afterTurn` (after that turn ended and its manual actions ran) or `inBracket` (right after the n-th `compaction/start` of the log is durable; the bracket is left open).","type":"object","additionalProperties":false,"properties":{"afterTurn":{"description":"Stop after this 1-based turn (and its manual actions).","type":"integer","minimum":1},"inBracket":{"description":"Stop right after the n-th (1-based, counted over the whole log) `compaction/start` is durable.","type":"integer","minimum":1}},"oneOf":[{"required":["afterTurn"]},{"required":["inBracket"]}]},"ManualAction":{"description":"One explicit call: `compactNow` between turns (§3.7), `compactRegion` inside a turn (§3.8), or `prune` — the tool-result pruner invoked between turns, with no turn open (FAULT-66, §5.4 rule 4).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion","prune"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"},{"$ref":"#/definitions/PruneAction"}]},"CompactNowAction":{"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn, on the new and empty session: nothing to compact, so compactNow returns null and a warning says so). After a crash restore, the calls due after the crash turn run before the next turn, except one whose bracket the crashed process had begun.","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}},"PruneAction":{"description":"The pruner's `pruneSession` called on the idle session after a number of completed turns, with no turn open (FAULT-66): its pre-validation must refuse before writing anything (§5.4 rule 4). Needs `pruner`.","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`prune`.","const":"prune"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0}}},"CompactRegionAction":{"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}},"ConcurrentAction":{"description":"One action run while something else is in flight (§13.6, §13.7).","type":"object","additionalProperties":false,"required":["during","do"],"properties":{"during":{"description":"What is in flight: `summary` (the `occurrence`-th summary call of the run), `flush` (the `occurrence`-th manual flush, §7.11), `pre-step` (before the pre-step check of `turn`/`step`, §3.9) or `idle` (between turns, after `afterTurn` turns).","type":"string","enum":["summary","flush","pre-step","idle"]},"occurrence":{"description":"With `during: summary` or `flush`: which one, 1-based, counted over the run. Default 1.","type":"integer","minimum":1},"at":{"description":"With `during: summary`: the point of the call — `before-first-chunk`, `after-chunk` (after chunk `chunk`), `after-resolve` (the summarizer resolved, before revalidation, FAULT-79) or `seed` (the seed's scheduler picks one of these). Default `seed`.","type":"string","enum":["before-first-chunk","after-chunk","after-resolve","seed"]},"chunk":{"description":"With `at: after-chunk`: the 1-based stream chunk after which the action runs.","type":"integer","minimum":1},"turn":{"description":"With `during: pre-step`: the 1-based transcript turn.","type":"integer","minimum":1},"step":{"description":"With `during: pre-step`: the 1-based step of that turn. Default 1.","type":"integer","minimum":1},"afterTurn":{"description":"With `during: idle`: the number of completed turns (0 = before the first).","type":"integer","minimum":0},"do":{"description":"The action: `compact-now` (§3.7), `compact-region` (§3.8, positions `start`/`end`), `pressure-check` (a second `compactIfNeeded('pressure')`), `replace-node` (a foreign replacement of the selected `node`), `price-change` (a foreign `request/context` with another image price), `append-surface` (a foreign `user/message` append), `append-log-only` (a foreign ignorable log-only event), `user-prompt` (the next transcript turn is prompted now and queued), `abort-caller` (aborts the in-flight manual compaction's signal), `cancel-agent` (the agent cancels its maintenance reservation), `abort-turn` (aborts the open turn's signal).","type":"string","enum":["compact-now","compact-region","pressure-check","replace-node","price-change","append-surface","append-log-only","user-prompt","abort-caller","cancel-agent","abort-turn"]},"node":{"description":"With `do: replace-node`: which node of the in-flight bracket's selected span (`first`, `middle`, `last`). Default `first`.","type":"string","enum":["first","middle","last"]},"signal":{"description":"With `do: compact-now`: `aborted` passes an already-aborted signal (FAULT-80). Default `live`.","type":"string","enum":["live","aborted"]},"imageTokens":{"description":"With `do: price-change`: the new per-image price. Default the route's price + 100.","type":"integer","minimum":1},"start":{"description":"With `do: compact-region`: surface position of the span's first node (0-based; negative from the end).","type":"integer"},"end":{"description":"With `do: compact-region`: surface position of the span's last node (inclusive).","type":"integer"}}},"Expect":{"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}},"Probe":{"description":"A retention probe: visible on a surface when every `expect` entry matches the surface's text.","type":"object","additionalProperties":false,"required":["kind","expect"],"properties":{"id":{"description":"Unique name of the probe (default `<kind>-<n>`, n counting the scenario's probes from 1).","type":"string","minLength":1,"maxLength":200},"kind":{"description":"`recall` (a number or name stated once), `artifact` (a file path or an error message), `continuation` (a pending TODO and its next step) or `decision` (a correction and the option chosen, with its reason).","type":"string","enum":["recall","artifact","continuation","decision"]},"expect":{"description":"A string, or strings that must all match: a `/source/flags` literal is a regular expression (flags i, m, s, u), anything else a substring.","type":["string","array"],"minLength":1,"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1}},"match":{"description":"`exact` (default): verbatim; `normalized`: both sides NFKC, lower-cased, every run of non-letters and non-digits one space.","type":"string","enum":["exact","normalized"]}}},"StringMatcher":{"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}},"PreStepCounts":{"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}},"SummarizedRegion":{"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}},"NodePattern":{"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}},"WarningPattern":{"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}},"Rejections":{"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}},"RequestPattern":{"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}},"InvariantId":{"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]},"TurnOutcomeKind":{"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]},"TurnOutcome":{"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}},"Counts":{"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}},"CountBound":{"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}},"FinalPressure":{"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}},"EventType":{"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","text/offload"]},"EventPattern":{"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}}}};
 const schema12 = {"description":"What runs the session: `reference` (this project's core) or `dsh` (the released official engine 0.1.0-rc.8; its log is checked in the `dsh-0.1.0-rc.8` dialect). Default: `reference`. `sim run --subject` overrides it.","type":"string","enum":["reference","dsh"]};
 const schema13 = {"description":"A log dialect: `seed` (protocol.md) or `dsh-0.1.0-rc.8` (what the released npm engine writes, §14).","type":"string","enum":["seed","dsh-0.1.0-rc.8"]};
 const schema35 = {"description":"Tool-result pruner (§5): `false` = not loaded (default), `true` = loaded with the §5.1 defaults, or an object of overrides.","type":["boolean","object"],"additionalProperties":false,"properties":{"thresholdChars":{"description":"Prune a tool result whose measured text exceeds this many code points (positive integer). Default 8192.","type":"integer"},"headChars":{"description":"Code points kept at the head of a pruned result (non-negative integer). Default 4096.","type":"integer"},"tailChars":{"description":"Code points kept at the tail of a pruned result (non-negative integer). Default 1024.","type":"integer"}}};
-const schema70 = {"description":"One action run while something else is in flight (§13.6, §13.7).","type":"object","additionalProperties":false,"required":["during","do"],"properties":{"during":{"description":"What is in flight: `summary` (the `occurrence`-th summary call of the run), `flush` (the `occurrence`-th manual flush, §7.11), `pre-step` (before the pre-step check of `turn`/`step`, §3.9) or `idle` (between turns, after `afterTurn` turns).","type":"string","enum":["summary","flush","pre-step","idle"]},"occurrence":{"description":"With `during: summary` or `flush`: which one, 1-based, counted over the run. Default 1.","type":"integer","minimum":1},"at":{"description":"With `during: summary`: the point of the call — `before-first-chunk`, `after-chunk` (after chunk `chunk`), `after-resolve` (the summarizer resolved, before revalidation, FAULT-79) or `seed` (the seed's scheduler picks one of these). Default `seed`.","type":"string","enum":["before-first-chunk","after-chunk","after-resolve","seed"]},"chunk":{"description":"With `at: after-chunk`: the 1-based stream chunk after which the action runs.","type":"integer","minimum":1},"turn":{"description":"With `during: pre-step`: the 1-based transcript turn.","type":"integer","minimum":1},"step":{"description":"With `during: pre-step`: the 1-based step of that turn. Default 1.","type":"integer","minimum":1},"afterTurn":{"description":"With `during: idle`: the number of completed turns (0 = before the first).","type":"integer","minimum":0},"do":{"description":"The action: `compact-now` (§3.7), `compact-region` (§3.8, positions `start`/`end`), `pressure-check` (a second `compactIfNeeded('pressure')`), `replace-node` (a foreign replacement of the selected `node`), `price-change` (a foreign `request/context` with another image price), `append-surface` (a foreign `user/message` append), `append-log-only` (a foreign ignorable log-only event), `user-prompt` (the next transcript turn is prompted now and queued), `abort-caller` (aborts the in-flight manual compaction's signal), `cancel-agent` (the agent cancels its maintenance reservation), `abort-turn` (aborts the open turn's signal).","type":"string","enum":["compact-now","compact-region","pressure-check","replace-node","price-change","append-surface","append-log-only","user-prompt","abort-caller","cancel-agent","abort-turn"]},"node":{"description":"With `do: replace-node`: which node of the in-flight bracket's selected span (`first`, `middle`, `last`). Default `first`.","type":"string","enum":["first","middle","last"]},"signal":{"description":"With `do: compact-now`: `aborted` passes an already-aborted signal (FAULT-80). Default `live`.","type":"string","enum":["live","aborted"]},"imageTokens":{"description":"With `do: price-change`: the new per-image price. Default the route's price + 100.","type":"integer","minimum":1},"start":{"description":"With `do: compact-region`: surface position of the span's first node (0-based; negative from the end).","type":"integer"},"end":{"description":"With `do: compact-region`: surface position of the span's last node (inclusive).","type":"integer"}}};
-const schema114 = {"description":"One clean stop point: `afterTurn` (after that turn ended and its manual actions ran) or `inBracket` (right after the n-th `compaction/start` of the log is durable; the bracket is left open).","type":"object","additionalProperties":false,"properties":{"afterTurn":{"description":"Stop after this 1-based turn (and its manual actions).","type":"integer","minimum":1},"inBracket":{"description":"Stop right after the n-th (1-based, counted over the whole log) `compaction/start` is durable.","type":"integer","minimum":1}},"oneOf":[{"required":["afterTurn"]},{"required":["inBracket"]}]};
-const schema115 = {"description":"A retention probe: visible on a surface when every `expect` entry matches the surface's text.","type":"object","additionalProperties":false,"required":["kind","expect"],"properties":{"id":{"description":"Unique name of the probe (default `<kind>-<n>`, n counting the scenario's probes from 1).","type":"string","minLength":1,"maxLength":200},"kind":{"description":"`recall` (a number or name stated once), `artifact` (a file path or an error message), `continuation` (a pending TODO and its next step) or `decision` (a correction and the option chosen, with its reason).","type":"string","enum":["recall","artifact","continuation","decision"]},"expect":{"description":"A string, or strings that must all match: a `/source/flags` literal is a regular expression (flags i, m, s, u), anything else a substring.","type":["string","array"],"minLength":1,"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1}},"match":{"description":"`exact` (default): verbatim; `normalized`: both sides NFKC, lower-cased, every run of non-letters and non-digits one space.","type":"string","enum":["exact","normalized"]}}};
+const schema72 = {"description":"One action run while something else is in flight (§13.6, §13.7).","type":"object","additionalProperties":false,"required":["during","do"],"properties":{"during":{"description":"What is in flight: `summary` (the `occurrence`-th summary call of the run), `flush` (the `occurrence`-th manual flush, §7.11), `pre-step` (before the pre-step check of `turn`/`step`, §3.9) or `idle` (between turns, after `afterTurn` turns).","type":"string","enum":["summary","flush","pre-step","idle"]},"occurrence":{"description":"With `during: summary` or `flush`: which one, 1-based, counted over the run. Default 1.","type":"integer","minimum":1},"at":{"description":"With `during: summary`: the point of the call — `before-first-chunk`, `after-chunk` (after chunk `chunk`), `after-resolve` (the summarizer resolved, before revalidation, FAULT-79) or `seed` (the seed's scheduler picks one of these). Default `seed`.","type":"string","enum":["before-first-chunk","after-chunk","after-resolve","seed"]},"chunk":{"description":"With `at: after-chunk`: the 1-based stream chunk after which the action runs.","type":"integer","minimum":1},"turn":{"description":"With `during: pre-step`: the 1-based transcript turn.","type":"integer","minimum":1},"step":{"description":"With `during: pre-step`: the 1-based step of that turn. Default 1.","type":"integer","minimum":1},"afterTurn":{"description":"With `during: idle`: the number of completed turns (0 = before the first).","type":"integer","minimum":0},"do":{"description":"The action: `compact-now` (§3.7), `compact-region` (§3.8, positions `start`/`end`), `pressure-check` (a second `compactIfNeeded('pressure')`), `replace-node` (a foreign replacement of the selected `node`), `price-change` (a foreign `request/context` with another image price), `append-surface` (a foreign `user/message` append), `append-log-only` (a foreign ignorable log-only event), `user-prompt` (the next transcript turn is prompted now and queued), `abort-caller` (aborts the in-flight manual compaction's signal), `cancel-agent` (the agent cancels its maintenance reservation), `abort-turn` (aborts the open turn's signal).","type":"string","enum":["compact-now","compact-region","pressure-check","replace-node","price-change","append-surface","append-log-only","user-prompt","abort-caller","cancel-agent","abort-turn"]},"node":{"description":"With `do: replace-node`: which node of the in-flight bracket's selected span (`first`, `middle`, `last`). Default `first`.","type":"string","enum":["first","middle","last"]},"signal":{"description":"With `do: compact-now`: `aborted` passes an already-aborted signal (FAULT-80). Default `live`.","type":"string","enum":["live","aborted"]},"imageTokens":{"description":"With `do: price-change`: the new per-image price. Default the route's price + 100.","type":"integer","minimum":1},"start":{"description":"With `do: compact-region`: surface position of the span's first node (0-based; negative from the end).","type":"integer"},"end":{"description":"With `do: compact-region`: surface position of the span's last node (inclusive).","type":"integer"}}};
+const schema116 = {"description":"One clean stop point: `afterTurn` (after that turn ended and its manual actions ran) or `inBracket` (right after the n-th `compaction/start` of the log is durable; the bracket is left open).","type":"object","additionalProperties":false,"properties":{"afterTurn":{"description":"Stop after this 1-based turn (and its manual actions).","type":"integer","minimum":1},"inBracket":{"description":"Stop right after the n-th (1-based, counted over the whole log) `compaction/start` is durable.","type":"integer","minimum":1}},"oneOf":[{"required":["afterTurn"]},{"required":["inBracket"]}]};
+const schema117 = {"description":"A retention probe: visible on a surface when every `expect` entry matches the surface's text.","type":"object","additionalProperties":false,"required":["kind","expect"],"properties":{"id":{"description":"Unique name of the probe (default `<kind>-<n>`, n counting the scenario's probes from 1).","type":"string","minLength":1,"maxLength":200},"kind":{"description":"`recall` (a number or name stated once), `artifact` (a file path or an error message), `continuation` (a pending TODO and its next step) or `decision` (a correction and the option chosen, with its reason).","type":"string","enum":["recall","artifact","continuation","decision"]},"expect":{"description":"A string, or strings that must all match: a `/source/flags` literal is a regular expression (flags i, m, s, u), anything else a substring.","type":["string","array"],"minLength":1,"minItems":1,"maxItems":100,"items":{"type":"string","minLength":1}},"match":{"description":"`exact` (default): verbatim; `normalized`: both sides NFKC, lower-cased, every run of non-letters and non-digits one space.","type":"string","enum":["exact","normalized"]}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = require("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[a-z0-9][a-z0-9-]*$", "u");
@@ -2870,23 +2870,209 @@ return errors === 0;
 }
 
 const schema36 = {"description":"Where user inputs, model replies and tool results come from: exactly one of `recorded`, `generate`, `inline`, `file` or `import`.","x-expected":"exactly one of the keys recorded, generate, inline, file, import","type":"object","additionalProperties":false,"properties":{"recorded":{"description":"A recorded session log to replay: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"dialect":{"description":"Dialect of the recorded log (only with `recorded`). Default: the scenario's `dialect`.","$ref":"#/definitions/Dialect"},"generate":{"description":"A seeded generator and its parameters.","$ref":"#/definitions/Generate"},"inline":{"description":"A hand-written transcript.","$ref":"#/definitions/InlineTranscript"},"file":{"description":"An external transcript file in JSONL (any size, not bound by the scenario size limit): one turn per line in the inline shape (`{user, steps}`), optionally after a first header line `{systemPrompt, tools, facts}`. A path relative to this scenario's folder, or `fixtures:<path>`; paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"import":{"description":"A real session file read by an importer of `sim import` when the run starts.","$ref":"#/definitions/Import"}},"oneOf":[{"required":["recorded"]},{"required":["generate"]},{"required":["inline"]},{"required":["file"]},{"required":["import"]}],"dependencies":{"dialect":["recorded"]}};
-const schema38 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"}}};
-const schema58 = {"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}};
+const schema60 = {"description":"A real session file imported when the run starts (issue #20), as `sim import <format> <path>` reads it: secrets redacted unless `keepSecrets`.","type":"object","additionalProperties":false,"required":["format","path"],"properties":{"format":{"description":"The session format.","enum":["openai-chat","openai-responses","anthropic-messages","claude-code","codex","dsh"]},"path":{"description":"The session file: a path relative to this scenario's folder, or `fixtures:<path>` inside packages/fixtures/transcripts. Paths outside both are refused.","type":"string","minLength":1,"maxLength":1000},"keepSecrets":{"description":"Keep secrets instead of redacting them (default false).","type":"boolean"}}};
+const schema38 = {"description":"A seeded transcript generator of packages/fixtures, driven by the scenario seed.","type":"object","additionalProperties":false,"required":["generator","turns"],"properties":{"generator":{"description":"Name of a generator of the fixtures registry (kebab-case), e.g. `coding-session`.","type":"string","pattern":"^[a-z][a-z0-9-]*$","maxLength":100},"turns":{"description":"Number of user turns to generate (given to the generator as its `turns` parameter).","type":"integer","minimum":1,"maximum":100000},"params":{"description":"Generator-specific parameters, checked by the fixtures generator registry when the scenario loads (`turns` belongs in `generate.turns`).","type":"object"},"volatileSystemPrompt":{"$ref":"#/definitions/VolatileSystemPrompt"}}};
+const schema39 = {"description":"A system prompt with volatile content, like a harness that renders a clock, the working directory and the git status into it: the reference subject appends an `<environment>` block to the transcript's system prompt whose text changes at every step open (`every: step`) or at the first step of every turn (`every: turn`), deterministically from the run seed, the turn and the step. Faithful §1.4.5 appends each changed prompt at the tail; hardened HARD-7 (`hardening.headRefresh`) replaces the system head instead. Default: absent (the prompt is fixed). The official-engine subject skips a scenario that sets it.","type":"object","additionalProperties":false,"required":["every"],"properties":{"every":{"description":"When the rendered prompt changes: at every step open, or once per turn.","enum":["step","turn"]}}};
 const pattern2 = new RegExp("^[a-z][a-z0-9-]*$", "u");
-const schema39 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}}}};
-const schema40 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
-const schema41 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
-const schema42 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
-const schema45 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
-const schema43 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
-const schema44 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
 
-function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.generator === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema38.required,parentSchema:schema38,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.turns === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema38.required,parentSchema:schema38,data};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((((key0 === "generator") || (key0 === "turns")) || (key0 === "params")) || (key0 === "volatileSystemPrompt"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema38,data};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.generator !== undefined){
+let data0 = data.generator;
+if(typeof data0 === "string"){
+if(func3(data0) > 100){
+const err3 = {instancePath:instancePath+"/generator",schemaPath:"#/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema38.properties.generator,data:data0};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!pattern2.test(data0)){
+const err4 = {instancePath:instancePath+"/generator",schemaPath:"#/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema38.properties.generator,data:data0};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+else {
+const err5 = {instancePath:instancePath+"/generator",schemaPath:"#/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.properties.generator.type,parentSchema:schema38.properties.generator,data:data0};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data.turns !== undefined){
+let data1 = data.turns;
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+const err6 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema38.properties.turns.type,parentSchema:schema38.properties.turns,data:data1};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100000 || isNaN(data1)){
+const err7 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema38.properties.turns,data:data1};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(data1 < 1 || isNaN(data1)){
+const err8 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema38.properties.turns,data:data1};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+}
+if(data.params !== undefined){
+let data2 = data.params;
+if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
+const err9 = {instancePath:instancePath+"/params",schemaPath:"#/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.properties.params.type,parentSchema:schema38.properties.params,data:data2};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data.volatileSystemPrompt !== undefined){
+let data3 = data.volatileSystemPrompt;
+if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+if(data3.every === undefined){
+const err10 = {instancePath:instancePath+"/volatileSystemPrompt",schemaPath:"#/definitions/VolatileSystemPrompt/required",keyword:"required",params:{missingProperty: "every"},message:"must have required property '"+"every"+"'",schema:schema39.required,parentSchema:schema39,data:data3};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+for(const key1 in data3){
+if(!(key1 === "every")){
+const err11 = {instancePath:instancePath+"/volatileSystemPrompt",schemaPath:"#/definitions/VolatileSystemPrompt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema39,data:data3};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+if(data3.every !== undefined){
+let data4 = data3.every;
+if(!((data4 === "step") || (data4 === "turn"))){
+const err12 = {instancePath:instancePath+"/volatileSystemPrompt/every",schemaPath:"#/definitions/VolatileSystemPrompt/properties/every/enum",keyword:"enum",params:{allowedValues: schema39.properties.every.enum},message:"must be equal to one of the allowed values",schema:schema39.properties.every.enum,parentSchema:schema39.properties.every,data:data4};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/volatileSystemPrompt",schemaPath:"#/definitions/VolatileSystemPrompt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data:data3};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+}
+else {
+const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+validate23.errors = vErrors;
+return errors === 0;
+}
+
+const schema40 = {"description":"A hand-written transcript. A full fixtures `Transcript` (JSON) is accepted as is; the compact forms (string user input, string or `{text, toolCalls}` replies, results matched to calls by order) are for small scenarios.","type":"object","additionalProperties":false,"required":["turns"],"properties":{"systemPrompt":{"description":"Rendered system prompt. Default: empty (none).","type":"string"},"tools":{"description":"Tool schemas sent with every request, in order. Default: one schema per distinct tool name the replies call, in order of first use.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineTool"}},"facts":{"description":"Facts a retention check can look for in later checkpoints.","type":"array","maxItems":1000,"items":{"type":"string"}},"turns":{"description":"The user turns, in order.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineTurn"}},"volatileSystemPrompt":{"$ref":"#/definitions/VolatileSystemPrompt"}}};
+const schema41 = {"description":"A tool schema as sent to the model.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Tool name, as tool calls name it.","type":"string","minLength":1,"maxLength":200},"description":{"description":"Tool description sent to the model. Default: empty.","type":"string"},"parameters":{"description":"JSON Schema of the tool's arguments. Default: `{ type: object }`.","type":"object"}}};
+const schema42 = {"description":"One turn: what the user enters, then the model steps until a reply without tool calls.","type":"object","additionalProperties":false,"required":["user","steps"],"properties":{"user":{"description":"The user's input: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}},"steps":{"description":"Model steps in order: every step but the last calls tools, the last does not.","type":"array","minItems":1,"maxItems":10000,"items":{"$ref":"#/definitions/InlineStep"}}}};
+const schema43 = {"description":"A content block of user input: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema46 = {"description":"Plain text (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `text`.","const":"text"},"text":{"description":"The text.","type":"string"}}};
+const schema44 = {"description":"An image, by reference to attachment bytes (§1.2).","type":"object","additionalProperties":false,"required":["type","attachment"],"properties":{"type":{"description":"Block type `image`.","const":"image"},"attachment":{"description":"The attachment the image refers to.","$ref":"#/definitions/ImageAttachment"}}};
+const schema45 = {"description":"Reference to immutable attachment bytes (§1.2 `ImageAttachmentRef`).","type":"object","additionalProperties":false,"required":["attachmentId","mediaType","bytes","width","height"],"properties":{"attachmentId":{"description":"Stable attachment id.","type":"string","minLength":1},"mediaType":{"description":"MIME type, e.g. `image/png`.","type":"string","minLength":1},"bytes":{"description":"Size in bytes.","type":"integer","minimum":0},"width":{"description":"Width in pixels.","type":"integer","minimum":0},"height":{"description":"Height in pixels.","type":"integer","minimum":0},"name":{"description":"Optional file name.","type":"string"}}};
+
+function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema43.required,parentSchema:schema43,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -2896,7 +3082,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.attachment === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema43.required,parentSchema:schema43,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "attachment"},message:"must have required property '"+"attachment"+"'",schema:schema44.required,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -2907,7 +3093,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "attachment"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema43,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -2920,7 +3106,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if("image" !== data0){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema43.properties.type,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/const",keyword:"const",params:{allowedValue: "image"},message:"must be equal to constant",schema:"image",parentSchema:schema44.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -2934,7 +3120,7 @@ if(data.attachment !== undefined){
 let data1 = data.attachment;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.attachmentId === undefined){
-const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err4 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "attachmentId"},message:"must have required property '"+"attachmentId"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -2944,7 +3130,7 @@ vErrors.push(err4);
 errors++;
 }
 if(data1.mediaType === undefined){
-const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err5 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "mediaType"},message:"must have required property '"+"mediaType"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -2954,7 +3140,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data1.bytes === undefined){
-const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err6 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "bytes"},message:"must have required property '"+"bytes"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -2964,7 +3150,7 @@ vErrors.push(err6);
 errors++;
 }
 if(data1.width === undefined){
-const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err7 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "width"},message:"must have required property '"+"width"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -2974,7 +3160,7 @@ vErrors.push(err7);
 errors++;
 }
 if(data1.height === undefined){
-const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema44.required,parentSchema:schema44,data:data1};
+const err8 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/required",keyword:"required",params:{missingProperty: "height"},message:"must have required property '"+"height"+"'",schema:schema45.required,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -2985,7 +3171,7 @@ errors++;
 }
 for(const key1 in data1){
 if(!((((((key1 === "attachmentId") || (key1 === "mediaType")) || (key1 === "bytes")) || (key1 === "width")) || (key1 === "height")) || (key1 === "name"))){
-const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema44,data:data1};
+const err9 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -2999,7 +3185,7 @@ if(data1.attachmentId !== undefined){
 let data2 = data1.attachmentId;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema44.properties.attachmentId,data:data2};
+const err10 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema45.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3010,7 +3196,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.attachmentId.type,parentSchema:schema44.properties.attachmentId,data:data2};
+const err11 = {instancePath:instancePath+"/attachment/attachmentId",schemaPath:"#/definitions/ImageAttachment/properties/attachmentId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.attachmentId.type,parentSchema:schema45.properties.attachmentId,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3024,7 +3210,7 @@ if(data1.mediaType !== undefined){
 let data3 = data1.mediaType;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema44.properties.mediaType,data:data3};
+const err12 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema45.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3035,7 +3221,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.mediaType.type,parentSchema:schema44.properties.mediaType,data:data3};
+const err13 = {instancePath:instancePath+"/attachment/mediaType",schemaPath:"#/definitions/ImageAttachment/properties/mediaType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.mediaType.type,parentSchema:schema45.properties.mediaType,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3048,7 +3234,7 @@ errors++;
 if(data1.bytes !== undefined){
 let data4 = data1.bytes;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.bytes.type,parentSchema:schema44.properties.bytes,data:data4};
+const err14 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.bytes.type,parentSchema:schema45.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3059,7 +3245,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema44.properties.bytes,data:data4};
+const err15 = {instancePath:instancePath+"/attachment/bytes",schemaPath:"#/definitions/ImageAttachment/properties/bytes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.bytes,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3073,7 +3259,7 @@ errors++;
 if(data1.width !== undefined){
 let data5 = data1.width;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.width.type,parentSchema:schema44.properties.width,data:data5};
+const err16 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.width.type,parentSchema:schema45.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3084,7 +3270,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema44.properties.width,data:data5};
+const err17 = {instancePath:instancePath+"/attachment/width",schemaPath:"#/definitions/ImageAttachment/properties/width/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.width,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3098,7 +3284,7 @@ errors++;
 if(data1.height !== undefined){
 let data6 = data1.height;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema44.properties.height.type,parentSchema:schema44.properties.height,data:data6};
+const err18 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.properties.height.type,parentSchema:schema45.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3109,7 +3295,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema44.properties.height,data:data6};
+const err19 = {instancePath:instancePath+"/attachment/height",schemaPath:"#/definitions/ImageAttachment/properties/height/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema45.properties.height,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3123,7 +3309,7 @@ errors++;
 if(data1.name !== undefined){
 let data7 = data1.name;
 if(typeof data7 !== "string"){
-const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema44.properties.name.type,parentSchema:schema44.properties.name,data:data7};
+const err20 = {instancePath:instancePath+"/attachment/name",schemaPath:"#/definitions/ImageAttachment/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.name.type,parentSchema:schema45.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3135,7 +3321,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data:data1};
+const err21 = {instancePath:instancePath+"/attachment",schemaPath:"#/definitions/ImageAttachment/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data:data1};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3147,7 +3333,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3156,17 +3342,17 @@ vErrors.push(err22);
 }
 errors++;
 }
-validate26.errors = vErrors;
+validate28.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema42.required,parentSchema:schema42,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema43.required,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3178,7 +3364,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema42.properties.type.type,parentSchema:schema42.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema43.properties.type.type,parentSchema:schema43.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3188,7 +3374,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema42.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema42.properties.type.enum,parentSchema:schema42.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema43.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema43.properties.type.enum,parentSchema:schema43.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3203,7 +3389,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3213,7 +3399,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3224,7 +3410,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3237,7 +3423,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema45.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema46.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3250,7 +3436,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.text.type,parentSchema:schema45.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.text.type,parentSchema:schema46.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3262,7 +3448,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3273,13 +3459,13 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema42.discriminator,parentSchema:schema42,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema43.discriminator,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3290,7 +3476,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema42.discriminator,parentSchema:schema42,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema43.discriminator,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3301,7 +3487,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3310,24 +3496,24 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate25.errors = vErrors;
+validate27.errors = vErrors;
 return errors === 0;
 }
 
-const schema46 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}};
-const schema47 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
-const schema48 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
-const schema53 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
-const schema49 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
-const schema51 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
-const schema52 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
+const schema47 = {"description":"One model step: the reply, then the results of the tool calls it requested.","type":"object","additionalProperties":false,"required":["reply"],"properties":{"reply":{"description":"The model's reply of this step.","$ref":"#/definitions/InlineReply"},"toolResults":{"description":"One result per tool call of the reply, in the order they are logged (call order, or any other order for parallel calls answered as they finish). Default: none.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolResult"}},"steer":{"description":"A user message entered while this step's tools run (steering): a string (one text block) or a list of text/image blocks. It is logged as a `user/message` when the next step of the turn opens and reaches the model in that step's request; not on the last step of a turn.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/UserBlock"}}}};
+const schema48 = {"description":"The model's reply: a string (one text block), or an object with `text`/`reasoning`/`toolCalls`, or with full `blocks`.","type":["string","object"],"additionalProperties":false,"properties":{"reasoning":{"description":"Reasoning text, emitted before the text block.","type":"string"},"text":{"description":"Reply text.","type":"string"},"toolCalls":{"description":"Tool calls requested by the reply, emitted after the text.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/InlineToolCall"}},"blocks":{"description":"The reply's content blocks verbatim (the full form; not combined with `text`, `reasoning` or `toolCalls`).","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ReplyBlock"}},"usage":{"description":"Usage the mock reports for this reply. Default: estimated from the request.","$ref":"#/definitions/TokenUsage"}}};
+const schema49 = {"description":"One tool call of a compact reply.","type":"object","additionalProperties":false,"required":["name"],"properties":{"id":{"description":"Call id. Default: `call-<turn>-<step>-<index>` (1-based).","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments: raw JSON text, or an object serialised with JSON.stringify. Default: `{}`.","type":["string","object"]}}};
+const schema54 = {"description":"Provider usage the mock reports for this reply (§1.2, disjoint buckets). Absent = the mock estimates it from the request.","type":"object","additionalProperties":false,"required":["inputTokens","outputTokens"],"properties":{"inputTokens":{"description":"Uncached input tokens.","type":"integer","minimum":0},"outputTokens":{"description":"Output tokens.","type":"integer","minimum":0},"cacheReadTokens":{"description":"Input tokens read from the provider cache.","type":"integer","minimum":0},"cacheWriteTokens":{"description":"Input tokens written to the provider cache.","type":"integer","minimum":0},"reasoningTokens":{"description":"Output tokens spent on reasoning.","type":"integer","minimum":0}}};
+const schema50 = {"description":"A content block of a model reply: `text`, `reasoning`, `image` or `tool-call`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","reasoning","image","tool-call"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ReasoningBlock"},{"$ref":"#/definitions/ImageBlock"},{"$ref":"#/definitions/ToolCallBlock"}]};
+const schema52 = {"description":"Model reasoning (§1.2).","type":"object","additionalProperties":false,"required":["type","text"],"properties":{"type":{"description":"Block type `reasoning`.","const":"reasoning"},"text":{"description":"The reasoning text.","type":"string"}}};
+const schema53 = {"description":"A tool call requested by the model (§1.2); `arguments` is raw JSON text.","type":"object","additionalProperties":false,"required":["type","id","name","arguments"],"properties":{"type":{"description":"Block type `tool-call`.","const":"tool-call"},"id":{"description":"Call id, unique in the transcript.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Tool name.","type":"string","minLength":1,"maxLength":200},"arguments":{"description":"Arguments as raw JSON text.","type":"string"}}};
 
-function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema49.required,parentSchema:schema49,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema50.required,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3339,7 +3525,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.type.type,parentSchema:schema49.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema50.properties.type.type,parentSchema:schema50.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3349,7 +3535,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((((data0 === "text") || (data0 === "reasoning")) || (data0 === "image")) || (data0 === "tool-call"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema49.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema49.properties.type.enum,parentSchema:schema49.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema50.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema50.properties.type.enum,parentSchema:schema50.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3364,7 +3550,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3374,7 +3560,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3385,7 +3571,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3398,7 +3584,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema45.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema46.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3411,7 +3597,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.text.type,parentSchema:schema45.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.text.type,parentSchema:schema46.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3423,7 +3609,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3436,7 +3622,7 @@ errors++;
 else if(tag0 === "reasoning"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema51.required,parentSchema:schema51,data};
+const err9 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema52.required,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3446,7 +3632,7 @@ vErrors.push(err9);
 errors++;
 }
 if(data.text === undefined){
-const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema51.required,parentSchema:schema51,data};
+const err10 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema52.required,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3457,7 +3643,7 @@ errors++;
 }
 for(const key1 in data){
 if(!((key1 === "type") || (key1 === "text"))){
-const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema51,data};
+const err11 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3470,7 +3656,7 @@ errors++;
 if(data.type !== undefined){
 let data3 = data.type;
 if("reasoning" !== data3){
-const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema51.properties.type,data:data3};
+const err12 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ReasoningBlock/properties/type/const",keyword:"const",params:{allowedValue: "reasoning"},message:"must be equal to constant",schema:"reasoning",parentSchema:schema52.properties.type,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3483,7 +3669,7 @@ errors++;
 if(data.text !== undefined){
 let data4 = data.text;
 if(typeof data4 !== "string"){
-const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema51.properties.text.type,parentSchema:schema51.properties.text,data:data4};
+const err13 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/ReasoningBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.text.type,parentSchema:schema52.properties.text,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3495,7 +3681,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
+const err14 = {instancePath,schemaPath:"#/definitions/ReasoningBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3506,15 +3692,15 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 else if(tag0 === "tool-call"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err15 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema53.required,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3524,7 +3710,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.id === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err16 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema53.required,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3534,7 +3720,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data.name === undefined){
-const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err17 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema53.required,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3544,7 +3730,7 @@ vErrors.push(err17);
 errors++;
 }
 if(data.arguments === undefined){
-const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema52.required,parentSchema:schema52,data};
+const err18 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/required",keyword:"required",params:{missingProperty: "arguments"},message:"must have required property '"+"arguments"+"'",schema:schema53.required,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3555,7 +3741,7 @@ errors++;
 }
 for(const key2 in data){
 if(!((((key2 === "type") || (key2 === "id")) || (key2 === "name")) || (key2 === "arguments"))){
-const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema52,data};
+const err19 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3568,7 +3754,7 @@ errors++;
 if(data.type !== undefined){
 let data5 = data.type;
 if("tool-call" !== data5){
-const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema52.properties.type,data:data5};
+const err20 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/ToolCallBlock/properties/type/const",keyword:"const",params:{allowedValue: "tool-call"},message:"must be equal to constant",schema:"tool-call",parentSchema:schema53.properties.type,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3582,7 +3768,7 @@ if(data.id !== undefined){
 let data6 = data.id;
 if(typeof data6 === "string"){
 if(func3(data6) > 200){
-const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema52.properties.id,data:data6};
+const err21 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema53.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3592,7 +3778,7 @@ vErrors.push(err21);
 errors++;
 }
 if(func3(data6) < 1){
-const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema52.properties.id,data:data6};
+const err22 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema53.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3603,7 +3789,7 @@ errors++;
 }
 }
 else {
-const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.id.type,parentSchema:schema52.properties.id,data:data6};
+const err23 = {instancePath:instancePath+"/id",schemaPath:"#/definitions/ToolCallBlock/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.properties.id.type,parentSchema:schema53.properties.id,data:data6};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3617,7 +3803,7 @@ if(data.name !== undefined){
 let data7 = data.name;
 if(typeof data7 === "string"){
 if(func3(data7) > 200){
-const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema52.properties.name,data:data7};
+const err24 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema53.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3627,7 +3813,7 @@ vErrors.push(err24);
 errors++;
 }
 if(func3(data7) < 1){
-const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema52.properties.name,data:data7};
+const err25 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema53.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3638,7 +3824,7 @@ errors++;
 }
 }
 else {
-const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.name.type,parentSchema:schema52.properties.name,data:data7};
+const err26 = {instancePath:instancePath+"/name",schemaPath:"#/definitions/ToolCallBlock/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.properties.name.type,parentSchema:schema53.properties.name,data:data7};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3651,7 +3837,7 @@ errors++;
 if(data.arguments !== undefined){
 let data8 = data.arguments;
 if(typeof data8 !== "string"){
-const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema52.properties.arguments.type,parentSchema:schema52.properties.arguments,data:data8};
+const err27 = {instancePath:instancePath+"/arguments",schemaPath:"#/definitions/ToolCallBlock/properties/arguments/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.properties.arguments.type,parentSchema:schema53.properties.arguments,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3663,7 +3849,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data};
+const err28 = {instancePath,schemaPath:"#/definitions/ToolCallBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema53.type,parentSchema:schema53,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3674,7 +3860,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema49.discriminator,parentSchema:schema49,data};
+const err29 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema50.discriminator,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3685,7 +3871,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema49.discriminator,parentSchema:schema49,data};
+const err30 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema50.discriminator,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -3696,7 +3882,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -3705,16 +3891,16 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate31.errors = vErrors;
+validate33.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate30(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema47.type},message:"must be string,object",schema:schema47.type,parentSchema:schema47,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema48.type},message:"must be string,object",schema:schema48.type,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -3726,7 +3912,7 @@ errors++;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "reasoning") || (key0 === "text")) || (key0 === "toolCalls")) || (key0 === "blocks")) || (key0 === "usage"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema48,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -3739,7 +3925,7 @@ errors++;
 if(data.reasoning !== undefined){
 let data0 = data.reasoning;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.reasoning.type,parentSchema:schema47.properties.reasoning,data:data0};
+const err2 = {instancePath:instancePath+"/reasoning",schemaPath:"#/properties/reasoning/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.reasoning.type,parentSchema:schema48.properties.reasoning,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -3752,7 +3938,7 @@ errors++;
 if(data.text !== undefined){
 let data1 = data.text;
 if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema47.properties.text.type,parentSchema:schema47.properties.text,data:data1};
+const err3 = {instancePath:instancePath+"/text",schemaPath:"#/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.text.type,parentSchema:schema48.properties.text,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -3766,7 +3952,7 @@ if(data.toolCalls !== undefined){
 let data2 = data.toolCalls;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema47.properties.toolCalls,data:data2};
+const err4 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema48.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -3780,7 +3966,7 @@ for(let i0=0; i0<len0; i0++){
 let data3 = data2[i0];
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.name === undefined){
-const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema48.required,parentSchema:schema48,data:data3};
+const err5 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema49.required,parentSchema:schema49,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -3791,7 +3977,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!(((key1 === "id") || (key1 === "name")) || (key1 === "arguments"))){
-const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema48,data:data3};
+const err6 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema49,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -3805,7 +3991,7 @@ if(data3.id !== undefined){
 let data4 = data3.id;
 if(typeof data4 === "string"){
 if(func3(data4) > 200){
-const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema48.properties.id,data:data4};
+const err7 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema49.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -3815,7 +4001,7 @@ vErrors.push(err7);
 errors++;
 }
 if(func3(data4) < 1){
-const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema48.properties.id,data:data4};
+const err8 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema49.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -3826,7 +4012,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.id.type,parentSchema:schema48.properties.id,data:data4};
+const err9 = {instancePath:instancePath+"/toolCalls/" + i0+"/id",schemaPath:"#/definitions/InlineToolCall/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.id.type,parentSchema:schema49.properties.id,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -3840,7 +4026,7 @@ if(data3.name !== undefined){
 let data5 = data3.name;
 if(typeof data5 === "string"){
 if(func3(data5) > 200){
-const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema48.properties.name,data:data5};
+const err10 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema49.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -3850,7 +4036,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func3(data5) < 1){
-const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema48.properties.name,data:data5};
+const err11 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema49.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -3861,7 +4047,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.properties.name.type,parentSchema:schema48.properties.name,data:data5};
+const err12 = {instancePath:instancePath+"/toolCalls/" + i0+"/name",schemaPath:"#/definitions/InlineToolCall/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.properties.name.type,parentSchema:schema49.properties.name,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -3874,7 +4060,7 @@ errors++;
 if(data3.arguments !== undefined){
 let data6 = data3.arguments;
 if((typeof data6 !== "string") && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema48.properties.arguments.type},message:"must be string,object",schema:schema48.properties.arguments.type,parentSchema:schema48.properties.arguments,data:data6};
+const err13 = {instancePath:instancePath+"/toolCalls/" + i0+"/arguments",schemaPath:"#/definitions/InlineToolCall/properties/arguments/type",keyword:"type",params:{type: schema49.properties.arguments.type},message:"must be string,object",schema:schema49.properties.arguments.type,parentSchema:schema49.properties.arguments,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -3886,7 +4072,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data:data3};
+const err14 = {instancePath:instancePath+"/toolCalls/" + i0,schemaPath:"#/definitions/InlineToolCall/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3898,7 +4084,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema47.properties.toolCalls.type,parentSchema:schema47.properties.toolCalls,data:data2};
+const err15 = {instancePath:instancePath+"/toolCalls",schemaPath:"#/properties/toolCalls/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.properties.toolCalls.type,parentSchema:schema48.properties.toolCalls,data:data2};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3912,7 +4098,7 @@ if(data.blocks !== undefined){
 let data7 = data.blocks;
 if(Array.isArray(data7)){
 if(data7.length > 1000){
-const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema47.properties.blocks,data:data7};
+const err16 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema48.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3923,14 +4109,14 @@ errors++;
 }
 const len1 = data7.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate31(data7[i1], {instancePath:instancePath+"/blocks/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+if(!(validate33(data7[i1], {instancePath:instancePath+"/blocks/" + i1,parentData:data7,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate33.errors : vErrors.concat(validate33.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema47.properties.blocks.type,parentSchema:schema47.properties.blocks,data:data7};
+const err17 = {instancePath:instancePath+"/blocks",schemaPath:"#/properties/blocks/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.properties.blocks.type,parentSchema:schema48.properties.blocks,data:data7};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3944,7 +4130,7 @@ if(data.usage !== undefined){
 let data9 = data.usage;
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(data9.inputTokens === undefined){
-const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema53.required,parentSchema:schema53,data:data9};
+const err18 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "inputTokens"},message:"must have required property '"+"inputTokens"+"'",schema:schema54.required,parentSchema:schema54,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3954,7 +4140,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data9.outputTokens === undefined){
-const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema53.required,parentSchema:schema53,data:data9};
+const err19 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/required",keyword:"required",params:{missingProperty: "outputTokens"},message:"must have required property '"+"outputTokens"+"'",schema:schema54.required,parentSchema:schema54,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3965,7 +4151,7 @@ errors++;
 }
 for(const key2 in data9){
 if(!(((((key2 === "inputTokens") || (key2 === "outputTokens")) || (key2 === "cacheReadTokens")) || (key2 === "cacheWriteTokens")) || (key2 === "reasoningTokens"))){
-const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema53,data:data9};
+const err20 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema54,data:data9};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3978,7 +4164,7 @@ errors++;
 if(data9.inputTokens !== undefined){
 let data10 = data9.inputTokens;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.inputTokens.type,parentSchema:schema53.properties.inputTokens,data:data10};
+const err21 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.inputTokens.type,parentSchema:schema54.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3989,7 +4175,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.inputTokens,data:data10};
+const err22 = {instancePath:instancePath+"/usage/inputTokens",schemaPath:"#/definitions/TokenUsage/properties/inputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.inputTokens,data:data10};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -4003,7 +4189,7 @@ errors++;
 if(data9.outputTokens !== undefined){
 let data11 = data9.outputTokens;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.outputTokens.type,parentSchema:schema53.properties.outputTokens,data:data11};
+const err23 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.outputTokens.type,parentSchema:schema54.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -4014,7 +4200,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.outputTokens,data:data11};
+const err24 = {instancePath:instancePath+"/usage/outputTokens",schemaPath:"#/definitions/TokenUsage/properties/outputTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.outputTokens,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -4028,7 +4214,7 @@ errors++;
 if(data9.cacheReadTokens !== undefined){
 let data12 = data9.cacheReadTokens;
 if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
-const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.cacheReadTokens.type,parentSchema:schema53.properties.cacheReadTokens,data:data12};
+const err25 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.cacheReadTokens.type,parentSchema:schema54.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -4039,7 +4225,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.cacheReadTokens,data:data12};
+const err26 = {instancePath:instancePath+"/usage/cacheReadTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheReadTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.cacheReadTokens,data:data12};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -4053,7 +4239,7 @@ errors++;
 if(data9.cacheWriteTokens !== undefined){
 let data13 = data9.cacheWriteTokens;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.cacheWriteTokens.type,parentSchema:schema53.properties.cacheWriteTokens,data:data13};
+const err27 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.cacheWriteTokens.type,parentSchema:schema54.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -4064,7 +4250,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.cacheWriteTokens,data:data13};
+const err28 = {instancePath:instancePath+"/usage/cacheWriteTokens",schemaPath:"#/definitions/TokenUsage/properties/cacheWriteTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.cacheWriteTokens,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -4078,7 +4264,7 @@ errors++;
 if(data9.reasoningTokens !== undefined){
 let data14 = data9.reasoningTokens;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema53.properties.reasoningTokens.type,parentSchema:schema53.properties.reasoningTokens,data:data14};
+const err29 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema54.properties.reasoningTokens.type,parentSchema:schema54.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -4089,7 +4275,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema53.properties.reasoningTokens,data:data14};
+const err30 = {instancePath:instancePath+"/usage/reasoningTokens",schemaPath:"#/definitions/TokenUsage/properties/reasoningTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema54.properties.reasoningTokens,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4102,7 +4288,7 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema53.type,parentSchema:schema53,data:data9};
+const err31 = {instancePath:instancePath+"/usage",schemaPath:"#/definitions/TokenUsage/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data:data9};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -4113,20 +4299,20 @@ errors++;
 }
 }
 }
-validate30.errors = vErrors;
+validate32.errors = vErrors;
 return errors === 0;
 }
 
-const schema54 = {"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}};
-const schema57 = {"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}};
-const schema55 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
+const schema55 = {"description":"The outcome of one tool call: `content`, or an `error` (then `content` may be left out).","type":"object","additionalProperties":false,"properties":{"callId":{"description":"Id of the call this answers. Default: the id of the call at the same index of the reply.","type":"string","minLength":1,"maxLength":200},"content":{"description":"The result: a string (one text block) or a list of text/image blocks.","type":["string","array"],"maxItems":1000,"items":{"$ref":"#/definitions/ResultBlock"}},"isError":{"description":"True when the tool failed. Default false (true with `error`).","type":"boolean"},"error":{"description":"The call failed: logged as `tool/result.error` (§1.4.9) with `isError: true`.","$ref":"#/definitions/InlineToolError"},"meta":{"description":"Arbitrary JSON metadata kept with the result: logged as `tool/result.meta` (§1.4.9); no request carries it."}}};
+const schema58 = {"description":"A failed tool call: its error text (code `TOOL_ERROR`), or `{code, name?, text?}`. `code` and `name` (default `ToolError`) are logged as `tool/result.error`; `text` is the result's content when `content` is left out (default: the code).","type":["string","object"],"additionalProperties":false,"required":["code"],"properties":{"code":{"description":"Stable error code, e.g. `ENOENT`.","type":"string","minLength":1,"maxLength":200},"name":{"description":"Error class name. Default `ToolError`.","type":"string","minLength":1,"maxLength":200},"text":{"description":"The error text the model sees (the result's content when `content` is absent).","type":"string"}}};
+const schema56 = {"description":"A content block of a tool result: `text` or `image`.","type":"object","required":["type"],"properties":{"type":{"description":"Block type.","type":"string","enum":["text","image"]}},"discriminator":{"propertyName":"type"},"oneOf":[{"$ref":"#/definitions/TextBlock"},{"$ref":"#/definitions/ImageBlock"}]};
 
-function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema55.required,parentSchema:schema55,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema56.required,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4138,7 +4324,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.properties.type.type,parentSchema:schema55.properties.type,data:data0};
+const err1 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.properties.type.type,parentSchema:schema56.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4148,7 +4334,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!((data0 === "text") || (data0 === "image"))){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema55.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema55.properties.type.enum,parentSchema:schema55.properties.type,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/properties/type/enum",keyword:"enum",params:{allowedValues: schema56.properties.type.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.type.enum,parentSchema:schema56.properties.type,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4163,7 +4349,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "text"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4173,7 +4359,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.text === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema45.required,parentSchema:schema45,data};
+const err4 = {instancePath,schemaPath:"#/definitions/TextBlock/required",keyword:"required",params:{missingProperty: "text"},message:"must have required property '"+"text"+"'",schema:schema46.required,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4184,7 +4370,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "type") || (key0 === "text"))){
-const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema45,data};
+const err5 = {instancePath,schemaPath:"#/definitions/TextBlock/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4197,7 +4383,7 @@ errors++;
 if(data.type !== undefined){
 let data1 = data.type;
 if("text" !== data1){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema45.properties.type,data:data1};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/TextBlock/properties/type/const",keyword:"const",params:{allowedValue: "text"},message:"must be equal to constant",schema:"text",parentSchema:schema46.properties.type,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4210,7 +4396,7 @@ errors++;
 if(data.text !== undefined){
 let data2 = data.text;
 if(typeof data2 !== "string"){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema45.properties.text.type,parentSchema:schema45.properties.text,data:data2};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/TextBlock/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema46.properties.text.type,parentSchema:schema46.properties.text,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4222,7 +4408,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+const err8 = {instancePath,schemaPath:"#/definitions/TextBlock/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4233,13 +4419,13 @@ errors++;
 }
 }
 else if(tag0 === "image"){
-if(!(validate26(data, {instancePath,parentData,parentDataProperty,rootData}))){
-vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
+if(!(validate28(data, {instancePath,parentData,parentDataProperty,rootData}))){
+vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
 errors = vErrors.length;
 }
 }
 else {
-const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema55.discriminator,parentSchema:schema55,data};
+const err9 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "type", tagValue: tag0},message:"value of tag \"type\" must be in oneOf",schema:schema56.discriminator,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4250,7 +4436,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema55.discriminator,parentSchema:schema55,data};
+const err10 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "type", tagValue: tag0},message:"tag \"type\" must be string",schema:schema56.discriminator,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4261,7 +4447,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
+const err11 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4270,18 +4456,18 @@ vErrors.push(err11);
 }
 errors++;
 }
-validate36.errors = vErrors;
+validate38.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate35(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "callId") || (key0 === "content")) || (key0 === "isError")) || (key0 === "error")) || (key0 === "meta"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema54,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema55,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4295,7 +4481,7 @@ if(data.callId !== undefined){
 let data0 = data.callId;
 if(typeof data0 === "string"){
 if(func3(data0) > 200){
-const err1 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema54.properties.callId,data:data0};
+const err1 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema55.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4305,7 +4491,7 @@ vErrors.push(err1);
 errors++;
 }
 if(func3(data0) < 1){
-const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema54.properties.callId,data:data0};
+const err2 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema55.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4316,7 +4502,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema54.properties.callId.type,parentSchema:schema54.properties.callId,data:data0};
+const err3 = {instancePath:instancePath+"/callId",schemaPath:"#/properties/callId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.properties.callId.type,parentSchema:schema55.properties.callId,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4329,7 +4515,7 @@ errors++;
 if(data.content !== undefined){
 let data1 = data.content;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err4 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema54.properties.content.type},message:"must be string,array",schema:schema54.properties.content.type,parentSchema:schema54.properties.content,data:data1};
+const err4 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/type",keyword:"type",params:{type: schema55.properties.content.type},message:"must be string,array",schema:schema55.properties.content.type,parentSchema:schema55.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4340,7 +4526,7 @@ errors++;
 }
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema54.properties.content,data:data1};
+const err5 = {instancePath:instancePath+"/content",schemaPath:"#/properties/content/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema55.properties.content,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4351,8 +4537,8 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate36(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+if(!(validate38(data1[i0], {instancePath:instancePath+"/content/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
 errors = vErrors.length;
 }
 }
@@ -4361,7 +4547,7 @@ errors = vErrors.length;
 if(data.isError !== undefined){
 let data3 = data.isError;
 if(typeof data3 !== "boolean"){
-const err6 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema54.properties.isError.type,parentSchema:schema54.properties.isError,data:data3};
+const err6 = {instancePath:instancePath+"/isError",schemaPath:"#/properties/isError/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema55.properties.isError.type,parentSchema:schema55.properties.isError,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4374,7 +4560,7 @@ errors++;
 if(data.error !== undefined){
 let data4 = data.error;
 if((typeof data4 !== "string") && (!(data4 && typeof data4 == "object" && !Array.isArray(data4)))){
-const err7 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/type",keyword:"type",params:{type: schema57.type},message:"must be string,object",schema:schema57.type,parentSchema:schema57,data:data4};
+const err7 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/type",keyword:"type",params:{type: schema58.type},message:"must be string,object",schema:schema58.type,parentSchema:schema58,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4385,7 +4571,7 @@ errors++;
 }
 if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
 if(data4.code === undefined){
-const err8 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema57.required,parentSchema:schema57,data:data4};
+const err8 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/required",keyword:"required",params:{missingProperty: "code"},message:"must have required property '"+"code"+"'",schema:schema58.required,parentSchema:schema58,data:data4};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4396,7 +4582,7 @@ errors++;
 }
 for(const key1 in data4){
 if(!(((key1 === "code") || (key1 === "name")) || (key1 === "text"))){
-const err9 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema57,data:data4};
+const err9 = {instancePath:instancePath+"/error",schemaPath:"#/definitions/InlineToolError/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema58,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4410,7 +4596,7 @@ if(data4.code !== undefined){
 let data5 = data4.code;
 if(typeof data5 === "string"){
 if(func3(data5) > 200){
-const err10 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema57.properties.code,data:data5};
+const err10 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema58.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4420,7 +4606,7 @@ vErrors.push(err10);
 errors++;
 }
 if(func3(data5) < 1){
-const err11 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema57.properties.code,data:data5};
+const err11 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema58.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4431,7 +4617,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.code.type,parentSchema:schema57.properties.code,data:data5};
+const err12 = {instancePath:instancePath+"/error/code",schemaPath:"#/definitions/InlineToolError/properties/code/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.code.type,parentSchema:schema58.properties.code,data:data5};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4445,7 +4631,7 @@ if(data4.name !== undefined){
 let data6 = data4.name;
 if(typeof data6 === "string"){
 if(func3(data6) > 200){
-const err13 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema57.properties.name,data:data6};
+const err13 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema58.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4455,7 +4641,7 @@ vErrors.push(err13);
 errors++;
 }
 if(func3(data6) < 1){
-const err14 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema57.properties.name,data:data6};
+const err14 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema58.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4466,7 +4652,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.name.type,parentSchema:schema57.properties.name,data:data6};
+const err15 = {instancePath:instancePath+"/error/name",schemaPath:"#/definitions/InlineToolError/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.name.type,parentSchema:schema58.properties.name,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4479,7 +4665,7 @@ errors++;
 if(data4.text !== undefined){
 let data7 = data4.text;
 if(typeof data7 !== "string"){
-const err16 = {instancePath:instancePath+"/error/text",schemaPath:"#/definitions/InlineToolError/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema57.properties.text.type,parentSchema:schema57.properties.text,data:data7};
+const err16 = {instancePath:instancePath+"/error/text",schemaPath:"#/definitions/InlineToolError/properties/text/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.text.type,parentSchema:schema58.properties.text,data:data7};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4493,7 +4679,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data};
+const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4502,17 +4688,17 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate35.errors = vErrors;
+validate37.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.reply === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema46.required,parentSchema:schema46,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reply"},message:"must have required property '"+"reply"+"'",schema:schema47.required,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4523,7 +4709,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "reply") || (key0 === "toolResults")) || (key0 === "steer"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema46,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4534,8 +4720,8 @@ errors++;
 }
 }
 if(data.reply !== undefined){
-if(!(validate30(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData}))){
-vErrors = vErrors === null ? validate30.errors : vErrors.concat(validate30.errors);
+if(!(validate32(data.reply, {instancePath:instancePath+"/reply",parentData:data,parentDataProperty:"reply",rootData}))){
+vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
 errors = vErrors.length;
 }
 }
@@ -4543,7 +4729,7 @@ if(data.toolResults !== undefined){
 let data1 = data.toolResults;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema46.properties.toolResults,data:data1};
+const err2 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema47.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4554,14 +4740,14 @@ errors++;
 }
 const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate35(data1[i0], {instancePath:instancePath+"/toolResults/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate35.errors : vErrors.concat(validate35.errors);
+if(!(validate37(data1[i0], {instancePath:instancePath+"/toolResults/" + i0,parentData:data1,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.properties.toolResults.type,parentSchema:schema46.properties.toolResults,data:data1};
+const err3 = {instancePath:instancePath+"/toolResults",schemaPath:"#/properties/toolResults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema47.properties.toolResults.type,parentSchema:schema47.properties.toolResults,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4574,7 +4760,7 @@ errors++;
 if(data.steer !== undefined){
 let data3 = data.steer;
 if((typeof data3 !== "string") && (!(Array.isArray(data3)))){
-const err4 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/type",keyword:"type",params:{type: schema46.properties.steer.type},message:"must be string,array",schema:schema46.properties.steer.type,parentSchema:schema46.properties.steer,data:data3};
+const err4 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/type",keyword:"type",params:{type: schema47.properties.steer.type},message:"must be string,array",schema:schema47.properties.steer.type,parentSchema:schema47.properties.steer,data:data3};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4585,7 +4771,7 @@ errors++;
 }
 if(Array.isArray(data3)){
 if(data3.length > 1000){
-const err5 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema46.properties.steer,data:data3};
+const err5 = {instancePath:instancePath+"/steer",schemaPath:"#/properties/steer/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema47.properties.steer,data:data3};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4596,8 +4782,8 @@ errors++;
 }
 const len1 = data3.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate25(data3[i1], {instancePath:instancePath+"/steer/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate27(data3[i1], {instancePath:instancePath+"/steer/" + i1,parentData:data3,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
 }
@@ -4605,7 +4791,7 @@ errors = vErrors.length;
 }
 }
 else {
-const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4614,17 +4800,17 @@ vErrors.push(err6);
 }
 errors++;
 }
-validate29.errors = vErrors;
+validate31.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.user === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema41.required,parentSchema:schema41,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4634,7 +4820,7 @@ vErrors.push(err0);
 errors++;
 }
 if(data.steps === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema41.required,parentSchema:schema41,data};
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "steps"},message:"must have required property '"+"steps"+"'",schema:schema42.required,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4645,7 +4831,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "user") || (key0 === "steps"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema41,data};
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4658,7 +4844,7 @@ errors++;
 if(data.user !== undefined){
 let data0 = data.user;
 if((typeof data0 !== "string") && (!(Array.isArray(data0)))){
-const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema41.properties.user.type},message:"must be string,array",schema:schema41.properties.user.type,parentSchema:schema41.properties.user,data:data0};
+const err3 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/type",keyword:"type",params:{type: schema42.properties.user.type},message:"must be string,array",schema:schema42.properties.user.type,parentSchema:schema42.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4669,7 +4855,7 @@ errors++;
 }
 if(Array.isArray(data0)){
 if(data0.length > 1000){
-const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema41.properties.user,data:data0};
+const err4 = {instancePath:instancePath+"/user",schemaPath:"#/properties/user/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema42.properties.user,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4680,8 +4866,8 @@ errors++;
 }
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate25(data0[i0], {instancePath:instancePath+"/user/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+if(!(validate27(data0[i0], {instancePath:instancePath+"/user/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
 errors = vErrors.length;
 }
 }
@@ -4691,7 +4877,7 @@ if(data.steps !== undefined){
 let data2 = data.steps;
 if(Array.isArray(data2)){
 if(data2.length > 10000){
-const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema41.properties.steps,data:data2};
+const err5 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema42.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4701,7 +4887,7 @@ vErrors.push(err5);
 errors++;
 }
 if(data2.length < 1){
-const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema41.properties.steps,data:data2};
+const err6 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema42.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4712,14 +4898,14 @@ errors++;
 }
 const len1 = data2.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate29(data2[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data2,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+if(!(validate31(data2[i1], {instancePath:instancePath+"/steps/" + i1,parentData:data2,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema41.properties.steps.type,parentSchema:schema41.properties.steps,data:data2};
+const err7 = {instancePath:instancePath+"/steps",schemaPath:"#/properties/steps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.properties.steps.type,parentSchema:schema42.properties.steps,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4731,7 +4917,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4740,17 +4926,17 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate24.errors = vErrors;
+validate26.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.turns === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema39.required,parentSchema:schema39,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema40.required,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4760,8 +4946,8 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!((((key0 === "systemPrompt") || (key0 === "tools")) || (key0 === "facts")) || (key0 === "turns"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema39,data};
+if(!(((((key0 === "systemPrompt") || (key0 === "tools")) || (key0 === "facts")) || (key0 === "turns")) || (key0 === "volatileSystemPrompt"))){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -4774,7 +4960,7 @@ errors++;
 if(data.systemPrompt !== undefined){
 let data0 = data.systemPrompt;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.properties.systemPrompt.type,parentSchema:schema39.properties.systemPrompt,data:data0};
+const err2 = {instancePath:instancePath+"/systemPrompt",schemaPath:"#/properties/systemPrompt/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.systemPrompt.type,parentSchema:schema40.properties.systemPrompt,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4788,7 +4974,7 @@ if(data.tools !== undefined){
 let data1 = data.tools;
 if(Array.isArray(data1)){
 if(data1.length > 1000){
-const err3 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema39.properties.tools,data:data1};
+const err3 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema40.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4802,7 +4988,7 @@ for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.name === undefined){
-const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema40.required,parentSchema:schema40,data:data2};
+const err4 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema41.required,parentSchema:schema41,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -4813,7 +4999,7 @@ errors++;
 }
 for(const key1 in data2){
 if(!(((key1 === "name") || (key1 === "description")) || (key1 === "parameters"))){
-const err5 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema40,data:data2};
+const err5 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema41,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -4827,7 +5013,7 @@ if(data2.name !== undefined){
 let data3 = data2.name;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema40.properties.name,data:data3};
+const err6 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema41.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4837,7 +5023,7 @@ vErrors.push(err6);
 errors++;
 }
 if(func3(data3) < 1){
-const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema40.properties.name,data:data3};
+const err7 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema41.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4848,7 +5034,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.name.type,parentSchema:schema40.properties.name,data:data3};
+const err8 = {instancePath:instancePath+"/tools/" + i0+"/name",schemaPath:"#/definitions/InlineTool/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.name.type,parentSchema:schema41.properties.name,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -4861,7 +5047,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if(typeof data4 !== "string"){
-const err9 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.description.type,parentSchema:schema40.properties.description,data:data4};
+const err9 = {instancePath:instancePath+"/tools/" + i0+"/description",schemaPath:"#/definitions/InlineTool/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema41.properties.description.type,parentSchema:schema41.properties.description,data:data4};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -4874,7 +5060,7 @@ errors++;
 if(data2.parameters !== undefined){
 let data5 = data2.parameters;
 if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err10 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.properties.parameters.type,parentSchema:schema40.properties.parameters,data:data5};
+const err10 = {instancePath:instancePath+"/tools/" + i0+"/parameters",schemaPath:"#/definitions/InlineTool/properties/parameters/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.properties.parameters.type,parentSchema:schema41.properties.parameters,data:data5};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -4886,7 +5072,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data:data2};
+const err11 = {instancePath:instancePath+"/tools/" + i0,schemaPath:"#/definitions/InlineTool/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -4898,7 +5084,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema39.properties.tools.type,parentSchema:schema39.properties.tools,data:data1};
+const err12 = {instancePath:instancePath+"/tools",schemaPath:"#/properties/tools/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.properties.tools.type,parentSchema:schema40.properties.tools,data:data1};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -4912,7 +5098,7 @@ if(data.facts !== undefined){
 let data6 = data.facts;
 if(Array.isArray(data6)){
 if(data6.length > 1000){
-const err13 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema39.properties.facts,data:data6};
+const err13 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema40.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -4925,7 +5111,7 @@ const len1 = data6.length;
 for(let i1=0; i1<len1; i1++){
 let data7 = data6[i1];
 if(typeof data7 !== "string"){
-const err14 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema39.properties.facts.items.type,parentSchema:schema39.properties.facts.items,data:data7};
+const err14 = {instancePath:instancePath+"/facts/" + i1,schemaPath:"#/properties/facts/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.properties.facts.items.type,parentSchema:schema40.properties.facts.items,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -4937,7 +5123,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema39.properties.facts.type,parentSchema:schema39.properties.facts,data:data6};
+const err15 = {instancePath:instancePath+"/facts",schemaPath:"#/properties/facts/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.properties.facts.type,parentSchema:schema40.properties.facts,data:data6};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4951,7 +5137,7 @@ if(data.turns !== undefined){
 let data8 = data.turns;
 if(Array.isArray(data8)){
 if(data8.length > 10000){
-const err16 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema39.properties.turns,data:data8};
+const err16 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema40.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -4961,7 +5147,7 @@ vErrors.push(err16);
 errors++;
 }
 if(data8.length < 1){
-const err17 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema39.properties.turns,data:data8};
+const err17 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema40.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -4972,14 +5158,14 @@ errors++;
 }
 const len2 = data8.length;
 for(let i2=0; i2<len2; i2++){
-if(!(validate24(data8[i2], {instancePath:instancePath+"/turns/" + i2,parentData:data8,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+if(!(validate26(data8[i2], {instancePath:instancePath+"/turns/" + i2,parentData:data8,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate26.errors : vErrors.concat(validate26.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err18 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema39.properties.turns.type,parentSchema:schema39.properties.turns,data:data8};
+const err18 = {instancePath:instancePath+"/turns",schemaPath:"#/properties/turns/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.properties.turns.type,parentSchema:schema40.properties.turns,data:data8};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -4989,9 +5175,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
-else {
-const err19 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+if(data.volatileSystemPrompt !== undefined){
+let data10 = data.volatileSystemPrompt;
+if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
+if(data10.every === undefined){
+const err19 = {instancePath:instancePath+"/volatileSystemPrompt",schemaPath:"#/definitions/VolatileSystemPrompt/required",keyword:"required",params:{missingProperty: "every"},message:"must have required property '"+"every"+"'",schema:schema39.required,parentSchema:schema39,data:data10};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5000,7 +5188,55 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate23.errors = vErrors;
+for(const key2 in data10){
+if(!(key2 === "every")){
+const err20 = {instancePath:instancePath+"/volatileSystemPrompt",schemaPath:"#/definitions/VolatileSystemPrompt/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema39,data:data10};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data10.every !== undefined){
+let data11 = data10.every;
+if(!((data11 === "step") || (data11 === "turn"))){
+const err21 = {instancePath:instancePath+"/volatileSystemPrompt/every",schemaPath:"#/definitions/VolatileSystemPrompt/properties/every/enum",keyword:"enum",params:{allowedValues: schema39.properties.every.enum},message:"must be equal to one of the allowed values",schema:schema39.properties.every.enum,parentSchema:schema39.properties.every,data:data11};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/volatileSystemPrompt",schemaPath:"#/definitions/VolatileSystemPrompt/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data:data10};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+validate25.errors = vErrors;
 return errors === 0;
 }
 
@@ -5233,10 +5469,22 @@ errors++;
 }
 }
 if(data.generate !== undefined){
-let data2 = data.generate;
-if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
-if(data2.generator === undefined){
-const err13 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "generator"},message:"must have required property '"+"generator"+"'",schema:schema38.required,parentSchema:schema38,data:data2};
+if(!(validate23(data.generate, {instancePath:instancePath+"/generate",parentData:data,parentDataProperty:"generate",rootData}))){
+vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+errors = vErrors.length;
+}
+}
+if(data.inline !== undefined){
+if(!(validate25(data.inline, {instancePath:instancePath+"/inline",parentData:data,parentDataProperty:"inline",rootData}))){
+vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+errors = vErrors.length;
+}
+}
+if(data.file !== undefined){
+let data4 = data.file;
+if(typeof data4 === "string"){
+if(func3(data4) > 1000){
+const err13 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema36.properties.file,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -5245,8 +5493,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data2.turns === undefined){
-const err14 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/required",keyword:"required",params:{missingProperty: "turns"},message:"must have required property '"+"turns"+"'",schema:schema38.required,parentSchema:schema38,data:data2};
+if(func3(data4) < 1){
+const err14 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36.properties.file,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -5255,9 +5503,9 @@ vErrors.push(err14);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!(((key1 === "generator") || (key1 === "turns")) || (key1 === "params"))){
-const err15 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema38,data:data2};
+}
+else {
+const err15 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.file.type,parentSchema:schema36.properties.file,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -5267,11 +5515,11 @@ vErrors.push(err15);
 errors++;
 }
 }
-if(data2.generator !== undefined){
-let data3 = data2.generator;
-if(typeof data3 === "string"){
-if(func3(data3) > 100){
-const err16 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema38.properties.generator,data:data3};
+if(data.import !== undefined){
+let data5 = data.import;
+if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+if(data5.format === undefined){
+const err16 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'",schema:schema60.required,parentSchema:schema60,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5280,8 +5528,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(!pattern2.test(data3)){
-const err17 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/pattern",keyword:"pattern",params:{pattern: "^[a-z][a-z0-9-]*$"},message:"must match pattern \""+"^[a-z][a-z0-9-]*$"+"\"",schema:"^[a-z][a-z0-9-]*$",parentSchema:schema38.properties.generator,data:data3};
+if(data5.path === undefined){
+const err17 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema60.required,parentSchema:schema60,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5290,9 +5538,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/generate/generator",schemaPath:"#/definitions/Generate/properties/generator/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.properties.generator.type,parentSchema:schema38.properties.generator,data:data3};
+for(const key1 in data5){
+if(!(((key1 === "format") || (key1 === "path")) || (key1 === "keepSecrets"))){
+const err18 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema60,data:data5};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5302,10 +5550,10 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data2.turns !== undefined){
-let data4 = data2.turns;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err19 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema38.properties.turns.type,parentSchema:schema38.properties.turns,data:data4};
+if(data5.format !== undefined){
+let data6 = data5.format;
+if(!((((((data6 === "openai-chat") || (data6 === "openai-responses")) || (data6 === "anthropic-messages")) || (data6 === "claude-code")) || (data6 === "codex")) || (data6 === "dsh"))){
+const err19 = {instancePath:instancePath+"/import/format",schemaPath:"#/definitions/Import/properties/format/enum",keyword:"enum",params:{allowedValues: schema60.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.format.enum,parentSchema:schema60.properties.format,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5314,9 +5562,12 @@ vErrors.push(err19);
 }
 errors++;
 }
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 > 100000 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema38.properties.turns,data:data4};
+}
+if(data5.path !== undefined){
+let data7 = data5.path;
+if(typeof data7 === "string"){
+if(func3(data7) > 1000){
+const err20 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema60.properties.path,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5325,8 +5576,8 @@ vErrors.push(err20);
 }
 errors++;
 }
-if(data4 < 1 || isNaN(data4)){
-const err21 = {instancePath:instancePath+"/generate/turns",schemaPath:"#/definitions/Generate/properties/turns/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema38.properties.turns,data:data4};
+if(func3(data7) < 1){
+const err21 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema60.properties.path,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5336,11 +5587,8 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-if(data2.params !== undefined){
-let data5 = data2.params;
-if(!(data5 && typeof data5 == "object" && !Array.isArray(data5))){
-const err22 = {instancePath:instancePath+"/generate/params",schemaPath:"#/definitions/Generate/properties/params/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.properties.params.type,parentSchema:schema38.properties.params,data:data5};
+else {
+const err22 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.properties.path.type,parentSchema:schema60.properties.path,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5350,9 +5598,10 @@ vErrors.push(err22);
 errors++;
 }
 }
-}
-else {
-const err23 = {instancePath:instancePath+"/generate",schemaPath:"#/definitions/Generate/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data:data2};
+if(data5.keepSecrets !== undefined){
+let data8 = data5.keepSecrets;
+if(typeof data8 !== "boolean"){
+const err23 = {instancePath:instancePath+"/import/keepSecrets",schemaPath:"#/definitions/Import/properties/keepSecrets/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema60.properties.keepSecrets.type,parentSchema:schema60.properties.keepSecrets,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5362,17 +5611,9 @@ vErrors.push(err23);
 errors++;
 }
 }
-if(data.inline !== undefined){
-if(!(validate23(data.inline, {instancePath:instancePath+"/inline",parentData:data,parentDataProperty:"inline",rootData}))){
-vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-errors = vErrors.length;
 }
-}
-if(data.file !== undefined){
-let data7 = data.file;
-if(typeof data7 === "string"){
-if(func3(data7) > 1000){
-const err24 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema36.properties.file,data:data7};
+else {
+const err24 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data:data5};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5381,144 +5622,15 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(func3(data7) < 1){
-const err25 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36.properties.file,data:data7};
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
 if(vErrors === null){
 vErrors = [err25];
 }
 else {
 vErrors.push(err25);
-}
-errors++;
-}
-}
-else {
-const err26 = {instancePath:instancePath+"/file",schemaPath:"#/properties/file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.file.type,parentSchema:schema36.properties.file,data:data7};
-if(vErrors === null){
-vErrors = [err26];
-}
-else {
-vErrors.push(err26);
-}
-errors++;
-}
-}
-if(data.import !== undefined){
-let data8 = data.import;
-if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-if(data8.format === undefined){
-const err27 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "format"},message:"must have required property '"+"format"+"'",schema:schema58.required,parentSchema:schema58,data:data8};
-if(vErrors === null){
-vErrors = [err27];
-}
-else {
-vErrors.push(err27);
-}
-errors++;
-}
-if(data8.path === undefined){
-const err28 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/required",keyword:"required",params:{missingProperty: "path"},message:"must have required property '"+"path"+"'",schema:schema58.required,parentSchema:schema58,data:data8};
-if(vErrors === null){
-vErrors = [err28];
-}
-else {
-vErrors.push(err28);
-}
-errors++;
-}
-for(const key2 in data8){
-if(!(((key2 === "format") || (key2 === "path")) || (key2 === "keepSecrets"))){
-const err29 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema58,data:data8};
-if(vErrors === null){
-vErrors = [err29];
-}
-else {
-vErrors.push(err29);
-}
-errors++;
-}
-}
-if(data8.format !== undefined){
-let data9 = data8.format;
-if(!((((((data9 === "openai-chat") || (data9 === "openai-responses")) || (data9 === "anthropic-messages")) || (data9 === "claude-code")) || (data9 === "codex")) || (data9 === "dsh"))){
-const err30 = {instancePath:instancePath+"/import/format",schemaPath:"#/definitions/Import/properties/format/enum",keyword:"enum",params:{allowedValues: schema58.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema58.properties.format.enum,parentSchema:schema58.properties.format,data:data9};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-}
-if(data8.path !== undefined){
-let data10 = data8.path;
-if(typeof data10 === "string"){
-if(func3(data10) > 1000){
-const err31 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters",schema:1000,parentSchema:schema58.properties.path,data:data10};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(func3(data10) < 1){
-const err32 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema58.properties.path,data:data10};
-if(vErrors === null){
-vErrors = [err32];
-}
-else {
-vErrors.push(err32);
-}
-errors++;
-}
-}
-else {
-const err33 = {instancePath:instancePath+"/import/path",schemaPath:"#/definitions/Import/properties/path/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema58.properties.path.type,parentSchema:schema58.properties.path,data:data10};
-if(vErrors === null){
-vErrors = [err33];
-}
-else {
-vErrors.push(err33);
-}
-errors++;
-}
-}
-if(data8.keepSecrets !== undefined){
-let data11 = data8.keepSecrets;
-if(typeof data11 !== "boolean"){
-const err34 = {instancePath:instancePath+"/import/keepSecrets",schemaPath:"#/definitions/Import/properties/keepSecrets/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema58.properties.keepSecrets.type,parentSchema:schema58.properties.keepSecrets,data:data11};
-if(vErrors === null){
-vErrors = [err34];
-}
-else {
-vErrors.push(err34);
-}
-errors++;
-}
-}
-}
-else {
-const err35 = {instancePath:instancePath+"/import",schemaPath:"#/definitions/Import/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data:data8};
-if(vErrors === null){
-vErrors = [err35];
-}
-else {
-vErrors.push(err35);
-}
-errors++;
-}
-}
-}
-else {
-const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
-if(vErrors === null){
-vErrors = [err36];
-}
-else {
-vErrors.push(err36);
 }
 errors++;
 }
@@ -5526,338 +5638,10 @@ validate22.errors = vErrors;
 return errors === 0;
 }
 
-const schema59 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}};
-const schema60 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
-const schema61 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}};
-const schema62 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","text/offload","checkpoint"]};
-
-function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-let vErrors = null;
-let errors = 0;
-if(data && typeof data == "object" && !Array.isArray(data)){
-for(const key0 in data){
-if(!(func2.call(schema61.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema61,data};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(data.requestIndex !== undefined){
-let data0 = data.requestIndex;
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.requestIndex.type,parentSchema:schema61.properties.requestIndex,data:data0};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema61.properties.requestIndex,data:data0};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-}
-if(data.purpose !== undefined){
-let data1 = data.purpose;
-if(typeof data1 !== "string"){
-const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.properties.purpose.type,parentSchema:schema61.properties.purpose,data:data1};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(!((data1 === "conversation") || (data1 === "compaction"))){
-const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema61.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema61.properties.purpose.enum,parentSchema:schema61.properties.purpose,data:data1};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-if(data.occurrence !== undefined){
-let data2 = data.occurrence;
-if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.occurrence.type,parentSchema:schema61.properties.occurrence,data:data2};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-if((typeof data2 == "number") && (isFinite(data2))){
-if(data2 < 1 || isNaN(data2)){
-const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema61.properties.occurrence,data:data2};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-if(data.afterEvent !== undefined){
-let data3 = data.afterEvent;
-if(typeof data3 !== "string"){
-const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.type,parentSchema:schema62,data:data3};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
-if(!(((((((((((((((((((((((data3 === "turn/start") || (data3 === "turn/end")) || (data3 === "step/start")) || (data3 === "step/end")) || (data3 === "system/message")) || (data3 === "user/message")) || (data3 === "assistant/chunk")) || (data3 === "assistant/message")) || (data3 === "tool/call")) || (data3 === "tool/result")) || (data3 === "request/header")) || (data3 === "request/context")) || (data3 === "session/end-seed")) || (data3 === "llm/retry")) || (data3 === "llm/retry-started")) || (data3 === "compaction/start")) || (data3 === "compaction/summary")) || (data3 === "compaction/summary-error")) || (data3 === "compaction/prune")) || (data3 === "compaction/end")) || (data3 === "image/offload")) || (data3 === "text/offload")) || (data3 === "checkpoint"))){
-const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema62.enum},message:"must be equal to one of the allowed values",schema:schema62.enum,parentSchema:schema62,data:data3};
-if(vErrors === null){
-vErrors = [err8];
-}
-else {
-vErrors.push(err8);
-}
-errors++;
-}
-}
-if(data.afterSeq !== undefined){
-let data4 = data.afterSeq;
-if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.afterSeq.type,parentSchema:schema61.properties.afterSeq,data:data4};
-if(vErrors === null){
-vErrors = [err9];
-}
-else {
-vErrors.push(err9);
-}
-errors++;
-}
-if((typeof data4 == "number") && (isFinite(data4))){
-if(data4 < 0 || isNaN(data4)){
-const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema61.properties.afterSeq,data:data4};
-if(vErrors === null){
-vErrors = [err10];
-}
-else {
-vErrors.push(err10);
-}
-errors++;
-}
-}
-}
-if(data.turn !== undefined){
-let data5 = data.turn;
-if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err11 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.turn.type,parentSchema:schema61.properties.turn,data:data5};
-if(vErrors === null){
-vErrors = [err11];
-}
-else {
-vErrors.push(err11);
-}
-errors++;
-}
-if((typeof data5 == "number") && (isFinite(data5))){
-if(data5 < 1 || isNaN(data5)){
-const err12 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema61.properties.turn,data:data5};
-if(vErrors === null){
-vErrors = [err12];
-}
-else {
-vErrors.push(err12);
-}
-errors++;
-}
-}
-}
-if(data.step !== undefined){
-let data6 = data.step;
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err13 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.step.type,parentSchema:schema61.properties.step,data:data6};
-if(vErrors === null){
-vErrors = [err13];
-}
-else {
-vErrors.push(err13);
-}
-errors++;
-}
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 1 || isNaN(data6)){
-const err14 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema61.properties.step,data:data6};
-if(vErrors === null){
-vErrors = [err14];
-}
-else {
-vErrors.push(err14);
-}
-errors++;
-}
-}
-}
-if(data.route !== undefined){
-let data7 = data.route;
-if(typeof data7 === "string"){
-if(func3(data7) > 200){
-const err15 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema61.properties.route,data:data7};
-if(vErrors === null){
-vErrors = [err15];
-}
-else {
-vErrors.push(err15);
-}
-errors++;
-}
-if(func3(data7) < 1){
-const err16 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema61.properties.route,data:data7};
-if(vErrors === null){
-vErrors = [err16];
-}
-else {
-vErrors.push(err16);
-}
-errors++;
-}
-}
-else {
-const err17 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.properties.route.type,parentSchema:schema61.properties.route,data:data7};
-if(vErrors === null){
-vErrors = [err17];
-}
-else {
-vErrors.push(err17);
-}
-errors++;
-}
-}
-if(data.promptTokensAtLeast !== undefined){
-let data8 = data.promptTokensAtLeast;
-if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err18 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.promptTokensAtLeast.type,parentSchema:schema61.properties.promptTokensAtLeast,data:data8};
-if(vErrors === null){
-vErrors = [err18];
-}
-else {
-vErrors.push(err18);
-}
-errors++;
-}
-if((typeof data8 == "number") && (isFinite(data8))){
-if(data8 < 0 || isNaN(data8)){
-const err19 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema61.properties.promptTokensAtLeast,data:data8};
-if(vErrors === null){
-vErrors = [err19];
-}
-else {
-vErrors.push(err19);
-}
-errors++;
-}
-}
-}
-if(data.maxTokensAbove !== undefined){
-let data9 = data.maxTokensAbove;
-if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err20 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.maxTokensAbove.type,parentSchema:schema61.properties.maxTokensAbove,data:data9};
-if(vErrors === null){
-vErrors = [err20];
-}
-else {
-vErrors.push(err20);
-}
-errors++;
-}
-if((typeof data9 == "number") && (isFinite(data9))){
-if(data9 < 0 || isNaN(data9)){
-const err21 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema61.properties.maxTokensAbove,data:data9};
-if(vErrors === null){
-vErrors = [err21];
-}
-else {
-vErrors.push(err21);
-}
-errors++;
-}
-}
-}
-if(data.hasImages !== undefined){
-let data10 = data.hasImages;
-if(typeof data10 !== "boolean"){
-const err22 = {instancePath:instancePath+"/hasImages",schemaPath:"#/properties/hasImages/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema61.properties.hasImages.type,parentSchema:schema61.properties.hasImages,data:data10};
-if(vErrors === null){
-vErrors = [err22];
-}
-else {
-vErrors.push(err22);
-}
-errors++;
-}
-}
-if(data.atVirtualMs !== undefined){
-let data11 = data.atVirtualMs;
-if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err23 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema61.properties.atVirtualMs.type,parentSchema:schema61.properties.atVirtualMs,data:data11};
-if(vErrors === null){
-vErrors = [err23];
-}
-else {
-vErrors.push(err23);
-}
-errors++;
-}
-if((typeof data11 == "number") && (isFinite(data11))){
-if(data11 < 0 || isNaN(data11)){
-const err24 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema61.properties.atVirtualMs,data:data11};
-if(vErrors === null){
-vErrors = [err24];
-}
-else {
-vErrors.push(err24);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data};
-if(vErrors === null){
-vErrors = [err25];
-}
-else {
-vErrors.push(err25);
-}
-errors++;
-}
-validate46.errors = vErrors;
-return errors === 0;
-}
-
-const schema63 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"FAULT-41: the capacity the conversation route reports (shorthand for its `reportedContextWindow`: 0, negative, fractional, or a wrong but valid window). FAULT-44: the window of the `<model>-switched` route.","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
-const schema64 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
+const schema61 = {"description":"One injected fault (§13 `FaultSpec`).","type":"object","additionalProperties":false,"required":["kind"],"properties":{"id":{"description":"Id of the fault in the run manifest and report. Default: `fault-<n>` (1-based position).","type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9._-]*$","maxLength":100},"kind":{"description":"Which §13 fault to inject.","$ref":"#/definitions/FaultKind"},"when":{"description":"When the fault fires. Default: the kind's first applicable point.","$ref":"#/definitions/FaultWhen"},"params":{"description":"How the fault is delivered. Default: the kind's defaults.","$ref":"#/definitions/FaultParams"},"optional":{"description":"The scenario passes even if this fault never fires (or this crash point is never reached). Default false: an unfired fault fails the scenario, naming why it could not match.","type":"boolean"}}};
+const schema62 = {"description":"A fault id of protocol §13.","x-expected":"a fault id of protocol §13 (FAULT-01…17, 20…33, 40…46, 50…57, 60…66, 70…79, 80…84)","type":"string","enum":["FAULT-01","FAULT-02","FAULT-03","FAULT-04","FAULT-05","FAULT-06","FAULT-07","FAULT-08","FAULT-09","FAULT-10","FAULT-11","FAULT-12","FAULT-13","FAULT-14","FAULT-15","FAULT-16","FAULT-17","FAULT-20","FAULT-21","FAULT-22","FAULT-23","FAULT-24","FAULT-25","FAULT-26","FAULT-27","FAULT-28","FAULT-29","FAULT-30","FAULT-31","FAULT-32","FAULT-33","FAULT-40","FAULT-41","FAULT-42","FAULT-43","FAULT-44","FAULT-45","FAULT-46","FAULT-50","FAULT-51","FAULT-52","FAULT-53","FAULT-54","FAULT-55","FAULT-56","FAULT-57","FAULT-60","FAULT-61","FAULT-62","FAULT-63","FAULT-64","FAULT-65","FAULT-66","FAULT-70","FAULT-71","FAULT-72","FAULT-73","FAULT-74","FAULT-75","FAULT-76","FAULT-77","FAULT-78","FAULT-79","FAULT-80","FAULT-81","FAULT-82","FAULT-83","FAULT-84"]};
+const schema63 = {"description":"When the fault fires; all given conditions must hold. Default: the first point the kind applies to.","type":"object","additionalProperties":false,"properties":{"requestIndex":{"description":"0-based index of the request in dispatch order (all purposes, as in the request capture).","type":"integer","minimum":0},"purpose":{"description":"Only requests of this purpose. Default: `conversation` for FAULT-01…17, `compaction` for FAULT-20…33.","type":"string","enum":["conversation","compaction"]},"occurrence":{"description":"Fire at the n-th point matching the other conditions (1-based). Default 1.","type":"integer","minimum":1},"afterEvent":{"description":"Fire right after an event of this type is durable (crash point, §13.4).","$ref":"#/definitions/CrashPoint"},"afterSeq":{"description":"Fire right after the event with this seq is durable.","type":"integer","minimum":0},"turn":{"description":"Only requests of this 1-based turn of the session (a compaction request belongs to the turn whose pre-step or recovery issued it; a manual compactNow to the turn it follows).","type":"integer","minimum":1},"step":{"description":"Only requests of this 1-based step within its turn: the transcript step whose reply the request asks for (a retry keeps its step; a pre-step or recovery compaction belongs to the step it precedes or recovers).","type":"integer","minimum":1},"route":{"description":"Only requests for this model (the request's `model`): the provider's model or another declared route.","type":"string","minLength":1,"maxLength":200},"promptTokensAtLeast":{"description":"Only requests whose prompt, as the provider counts it (`providerPromptTokens`), is at least this many tokens.","type":"integer","minimum":0},"maxTokensAbove":{"description":"Only requests that set `max_tokens` above this value (a request without `max_tokens` never matches).","type":"integer","minimum":0},"hasImages":{"description":"Only requests whose messages carry (true) or carry no (false) image block, tool results included.","type":"boolean"},"atVirtualMs":{"description":"Only requests dispatched at or after this virtual time, in ms since the session clock's origin (reference subject: a capture's `time` − 1700000000000); with `occurrence` 1 it fires on the first matching request at or after it.","type":"integer","minimum":0}}};
+const schema64 = {"description":"Fire right after an event of this type is durable (the crash point of §13.4). `checkpoint` is the checkpoint `user/message` replacement of a bracket. Default for FAULT-50…57: the kind's own crash point.","x-expected":"an event type of §1.4 or `checkpoint`","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","text/offload","checkpoint"]};
 
 function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
@@ -5875,10 +5659,338 @@ vErrors.push(err0);
 errors++;
 }
 }
+if(data.requestIndex !== undefined){
+let data0 = data.requestIndex;
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+const err1 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.requestIndex.type,parentSchema:schema63.properties.requestIndex,data:data0};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 0 || isNaN(data0)){
+const err2 = {instancePath:instancePath+"/requestIndex",schemaPath:"#/properties/requestIndex/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.requestIndex,data:data0};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+}
+if(data.purpose !== undefined){
+let data1 = data.purpose;
+if(typeof data1 !== "string"){
+const err3 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.purpose.type,parentSchema:schema63.properties.purpose,data:data1};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(!((data1 === "conversation") || (data1 === "compaction"))){
+const err4 = {instancePath:instancePath+"/purpose",schemaPath:"#/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema63.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema63.properties.purpose.enum,parentSchema:schema63.properties.purpose,data:data1};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+if(data.occurrence !== undefined){
+let data2 = data.occurrence;
+if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
+const err5 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.occurrence.type,parentSchema:schema63.properties.occurrence,data:data2};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+if((typeof data2 == "number") && (isFinite(data2))){
+if(data2 < 1 || isNaN(data2)){
+const err6 = {instancePath:instancePath+"/occurrence",schemaPath:"#/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema63.properties.occurrence,data:data2};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+if(data.afterEvent !== undefined){
+let data3 = data.afterEvent;
+if(typeof data3 !== "string"){
+const err7 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.type,parentSchema:schema64,data:data3};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+if(!(((((((((((((((((((((((data3 === "turn/start") || (data3 === "turn/end")) || (data3 === "step/start")) || (data3 === "step/end")) || (data3 === "system/message")) || (data3 === "user/message")) || (data3 === "assistant/chunk")) || (data3 === "assistant/message")) || (data3 === "tool/call")) || (data3 === "tool/result")) || (data3 === "request/header")) || (data3 === "request/context")) || (data3 === "session/end-seed")) || (data3 === "llm/retry")) || (data3 === "llm/retry-started")) || (data3 === "compaction/start")) || (data3 === "compaction/summary")) || (data3 === "compaction/summary-error")) || (data3 === "compaction/prune")) || (data3 === "compaction/end")) || (data3 === "image/offload")) || (data3 === "text/offload")) || (data3 === "checkpoint"))){
+const err8 = {instancePath:instancePath+"/afterEvent",schemaPath:"#/definitions/CrashPoint/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data:data3};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+}
+if(data.afterSeq !== undefined){
+let data4 = data.afterSeq;
+if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
+const err9 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.afterSeq.type,parentSchema:schema63.properties.afterSeq,data:data4};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+if((typeof data4 == "number") && (isFinite(data4))){
+if(data4 < 0 || isNaN(data4)){
+const err10 = {instancePath:instancePath+"/afterSeq",schemaPath:"#/properties/afterSeq/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.afterSeq,data:data4};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+if(data.turn !== undefined){
+let data5 = data.turn;
+if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
+const err11 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.turn.type,parentSchema:schema63.properties.turn,data:data5};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+if((typeof data5 == "number") && (isFinite(data5))){
+if(data5 < 1 || isNaN(data5)){
+const err12 = {instancePath:instancePath+"/turn",schemaPath:"#/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema63.properties.turn,data:data5};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+if(data.step !== undefined){
+let data6 = data.step;
+if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
+const err13 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.step.type,parentSchema:schema63.properties.step,data:data6};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+if((typeof data6 == "number") && (isFinite(data6))){
+if(data6 < 1 || isNaN(data6)){
+const err14 = {instancePath:instancePath+"/step",schemaPath:"#/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema63.properties.step,data:data6};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+}
+}
+if(data.route !== undefined){
+let data7 = data.route;
+if(typeof data7 === "string"){
+if(func3(data7) > 200){
+const err15 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema63.properties.route,data:data7};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(func3(data7) < 1){
+const err16 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema63.properties.route,data:data7};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+}
+else {
+const err17 = {instancePath:instancePath+"/route",schemaPath:"#/properties/route/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.route.type,parentSchema:schema63.properties.route,data:data7};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data.promptTokensAtLeast !== undefined){
+let data8 = data.promptTokensAtLeast;
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err18 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.promptTokensAtLeast.type,parentSchema:schema63.properties.promptTokensAtLeast,data:data8};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if((typeof data8 == "number") && (isFinite(data8))){
+if(data8 < 0 || isNaN(data8)){
+const err19 = {instancePath:instancePath+"/promptTokensAtLeast",schemaPath:"#/properties/promptTokensAtLeast/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.promptTokensAtLeast,data:data8};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+}
+}
+if(data.maxTokensAbove !== undefined){
+let data9 = data.maxTokensAbove;
+if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
+const err20 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.maxTokensAbove.type,parentSchema:schema63.properties.maxTokensAbove,data:data9};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+if((typeof data9 == "number") && (isFinite(data9))){
+if(data9 < 0 || isNaN(data9)){
+const err21 = {instancePath:instancePath+"/maxTokensAbove",schemaPath:"#/properties/maxTokensAbove/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.maxTokensAbove,data:data9};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+if(data.hasImages !== undefined){
+let data10 = data.hasImages;
+if(typeof data10 !== "boolean"){
+const err22 = {instancePath:instancePath+"/hasImages",schemaPath:"#/properties/hasImages/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema63.properties.hasImages.type,parentSchema:schema63.properties.hasImages,data:data10};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data.atVirtualMs !== undefined){
+let data11 = data.atVirtualMs;
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err23 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.atVirtualMs.type,parentSchema:schema63.properties.atVirtualMs,data:data11};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if((typeof data11 == "number") && (isFinite(data11))){
+if(data11 < 0 || isNaN(data11)){
+const err24 = {instancePath:instancePath+"/atVirtualMs",schemaPath:"#/properties/atVirtualMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.atVirtualMs,data:data11};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err25 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+validate48.errors = vErrors;
+return errors === 0;
+}
+
+const schema65 = {"description":"How the fault is delivered. Unset keys take the kind's defaults.","type":"object","additionalProperties":false,"properties":{"code":{"description":"Failure code the rejection normalises to. Default: the kind's code (e.g. CONTEXT_WINDOW_EXCEEDED for FAULT-01).","$ref":"#/definitions/FailureCode"},"message":{"description":"Error message of the rejection.","type":"string","maxLength":10000},"status":{"description":"HTTP status of a rejection delivered before headers. Default: the wire's status for `code` (§1.2.2).","type":"integer","minimum":100,"maximum":599},"offloadImages":{"description":"`offloadImages` of an IMAGE_OFFLOAD_REQUIRED rejection; any number, so FAULT-15 can send zero or a fraction.","type":"number"},"delivery":{"description":"When the failure reaches the client: `before-headers` (an error response), `after-headers` (a 200 whose stream fails at once) `after-chunks` (after `chunks` SSE chunks) or `after-timeout` (the answer — the `code` rejection, or the request's own reply without one — arrives only after the caller's virtual timeout fired: the caller sees TIMEOUT and must ignore the late answer). Default `before-headers`.","type":"string","enum":["before-headers","after-headers","after-chunks","after-timeout"]},"chunks":{"description":"SSE chunks sent before the failure (only with `delivery: after-chunks`). Default 1.","type":"integer","minimum":0,"maximum":100000},"retryAfterMs":{"description":"Retry-After the rejection carries, in milliseconds.","type":"integer","minimum":0},"count":{"description":"How many consecutive matching points the fault hits. Default 1.","type":"integer","minimum":1,"maximum":1000},"contextWindow":{"description":"FAULT-41: the capacity the conversation route reports (shorthand for its `reportedContextWindow`: 0, negative, fractional, or a wrong but valid window). FAULT-44: the window of the `<model>-switched` route.","type":"number"},"switchTo":{"description":"FAULT-44: the declared route (model id) the agent switches to. Default: a `<model>-switched` copy of the conversation route with `contextWindow`.","type":"string","minLength":1,"maxLength":200},"body":{"description":"A raw response body answered verbatim with `status` (a string byte for byte, an object or array as JSON), for bodies the adapter must classify; `code` is then the classification expected.","type":["string","object","array"],"maxLength":100000},"headers":{"description":"Extra response headers of a raw `body` (lower-case names; `content-type` defaults to application/json for JSON, text/plain for a string).","type":"object","maxProperties":50,"additionalProperties":{"type":"string","maxLength":10000}},"codes":{"description":"Several codes: the i-th firing answers the i-th code (instead of `code`). `count` defaults to, and must equal, their number.","type":"array","minItems":1,"maxItems":1000,"items":{"$ref":"#/definitions/FailureCode"}}},"dependencies":{"body":{"x-expected":"must set `status` when `body` is given","required":["status"]},"headers":{"x-expected":"must set `body` when `headers` is given","required":["body"]},"codes":{"x-expected":"must not set `code` when `codes` is given","not":{"required":["code"]}},"chunks":{"x-expected":"must set `delivery: after-chunks` when `chunks` is given","required":["delivery"],"properties":{"delivery":{"x-expected":"must be \"after-chunks\" when `chunks` is given","const":"after-chunks"}}}}};
+const schema66 = {"description":"A canonical failure code of §1.2.1.","type":"string","enum":["CONTEXT_WINDOW_EXCEEDED","IMAGE_OFFLOAD_REQUIRED","UNSUPPORTED_CONTENT","MAX_TOKENS","ABORTED","RATE_LIMIT","SERVER","TIMEOUT","TRANSPORT","EMPTY_RESPONSE","INVALID_MODEL_CONTEXT","NO_ADAPTER","UNKNOWN"]};
+
+function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+let vErrors = null;
+let errors = 0;
+if(data && typeof data == "object" && !Array.isArray(data)){
+for(const key0 in data){
+if(!(func2.call(schema65.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema65,data};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+}
 if(data.body !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.status === undefined){
-const err1 = {instancePath,schemaPath:"#/dependencies/body/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema63.dependencies.body.required,parentSchema:schema63.dependencies.body,data};
+const err1 = {instancePath,schemaPath:"#/dependencies/body/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema65.dependencies.body.required,parentSchema:schema65.dependencies.body,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -5892,7 +6004,7 @@ errors++;
 if(data.headers !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.body === undefined){
-const err2 = {instancePath,schemaPath:"#/dependencies/headers/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'",schema:schema63.dependencies.headers.required,parentSchema:schema63.dependencies.headers,data};
+const err2 = {instancePath,schemaPath:"#/dependencies/headers/required",keyword:"required",params:{missingProperty: "body"},message:"must have required property '"+"body"+"'",schema:schema65.dependencies.headers.required,parentSchema:schema65.dependencies.headers,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5921,7 +6033,7 @@ errors++;
 }
 var valid1 = _errs6 === errors;
 if(valid1){
-const err4 = {instancePath,schemaPath:"#/dependencies/codes/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema63.dependencies.codes.not,parentSchema:schema63.dependencies.codes,data};
+const err4 = {instancePath,schemaPath:"#/dependencies/codes/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema65.dependencies.codes.not,parentSchema:schema65.dependencies.codes,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5945,7 +6057,7 @@ vErrors = null;
 if(data.chunks !== undefined){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.delivery === undefined){
-const err5 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema63.dependencies.chunks.required,parentSchema:schema63.dependencies.chunks,data};
+const err5 = {instancePath,schemaPath:"#/dependencies/chunks/required",keyword:"required",params:{missingProperty: "delivery"},message:"must have required property '"+"delivery"+"'",schema:schema65.dependencies.chunks.required,parentSchema:schema65.dependencies.chunks,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -5957,7 +6069,7 @@ errors++;
 if(data.delivery !== undefined){
 let data0 = data.delivery;
 if("after-chunks" !== data0){
-const err6 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema63.dependencies.chunks.properties.delivery,data:data0};
+const err6 = {instancePath:instancePath+"/delivery",schemaPath:"#/dependencies/chunks/properties/delivery/const",keyword:"const",params:{allowedValue: "after-chunks"},message:"must be equal to constant",schema:"after-chunks",parentSchema:schema65.dependencies.chunks.properties.delivery,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -5972,7 +6084,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err7 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.type,parentSchema:schema64,data:data1};
+const err7 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.type,parentSchema:schema66,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -5982,7 +6094,7 @@ vErrors.push(err7);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data:data1};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -5996,7 +6108,7 @@ if(data.message !== undefined){
 let data2 = data.message;
 if(typeof data2 === "string"){
 if(func3(data2) > 10000){
-const err9 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema63.properties.message,data:data2};
+const err9 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema65.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6007,7 +6119,7 @@ errors++;
 }
 }
 else {
-const err10 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.message.type,parentSchema:schema63.properties.message,data:data2};
+const err10 = {instancePath:instancePath+"/message",schemaPath:"#/properties/message/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema65.properties.message.type,parentSchema:schema65.properties.message,data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6020,7 +6132,7 @@ errors++;
 if(data.status !== undefined){
 let data3 = data.status;
 if(!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))){
-const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.status.type,parentSchema:schema63.properties.status,data:data3};
+const err11 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.status.type,parentSchema:schema65.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6031,7 +6143,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 > 599 || isNaN(data3)){
-const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema63.properties.status,data:data3};
+const err12 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/maximum",keyword:"maximum",params:{comparison: "<=", limit: 599},message:"must be <= 599",schema:599,parentSchema:schema65.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6041,7 +6153,7 @@ vErrors.push(err12);
 errors++;
 }
 if(data3 < 100 || isNaN(data3)){
-const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema63.properties.status,data:data3};
+const err13 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/minimum",keyword:"minimum",params:{comparison: ">=", limit: 100},message:"must be >= 100",schema:100,parentSchema:schema65.properties.status,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6055,7 +6167,7 @@ errors++;
 if(data.offloadImages !== undefined){
 let data4 = data.offloadImages;
 if(!((typeof data4 == "number") && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema63.properties.offloadImages.type,parentSchema:schema63.properties.offloadImages,data:data4};
+const err14 = {instancePath:instancePath+"/offloadImages",schemaPath:"#/properties/offloadImages/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema65.properties.offloadImages.type,parentSchema:schema65.properties.offloadImages,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6068,7 +6180,7 @@ errors++;
 if(data.delivery !== undefined){
 let data5 = data.delivery;
 if(typeof data5 !== "string"){
-const err15 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.delivery.type,parentSchema:schema63.properties.delivery,data:data5};
+const err15 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema65.properties.delivery.type,parentSchema:schema65.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6078,7 +6190,7 @@ vErrors.push(err15);
 errors++;
 }
 if(!((((data5 === "before-headers") || (data5 === "after-headers")) || (data5 === "after-chunks")) || (data5 === "after-timeout"))){
-const err16 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema63.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema63.properties.delivery.enum,parentSchema:schema63.properties.delivery,data:data5};
+const err16 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/enum",keyword:"enum",params:{allowedValues: schema65.properties.delivery.enum},message:"must be equal to one of the allowed values",schema:schema65.properties.delivery.enum,parentSchema:schema65.properties.delivery,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6091,7 +6203,7 @@ errors++;
 if(data.chunks !== undefined){
 let data6 = data.chunks;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.chunks.type,parentSchema:schema63.properties.chunks,data:data6};
+const err17 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.chunks.type,parentSchema:schema65.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6102,7 +6214,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 > 100000 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema63.properties.chunks,data:data6};
+const err18 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100000},message:"must be <= 100000",schema:100000,parentSchema:schema65.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6112,7 +6224,7 @@ vErrors.push(err18);
 errors++;
 }
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.chunks,data:data6};
+const err19 = {instancePath:instancePath+"/chunks",schemaPath:"#/properties/chunks/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema65.properties.chunks,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6126,7 +6238,7 @@ errors++;
 if(data.retryAfterMs !== undefined){
 let data7 = data.retryAfterMs;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err20 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.retryAfterMs.type,parentSchema:schema63.properties.retryAfterMs,data:data7};
+const err20 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.retryAfterMs.type,parentSchema:schema65.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6137,7 +6249,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err21 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema63.properties.retryAfterMs,data:data7};
+const err21 = {instancePath:instancePath+"/retryAfterMs",schemaPath:"#/properties/retryAfterMs/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema65.properties.retryAfterMs,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6151,7 +6263,7 @@ errors++;
 if(data.count !== undefined){
 let data8 = data.count;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err22 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema63.properties.count.type,parentSchema:schema63.properties.count,data:data8};
+const err22 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema65.properties.count.type,parentSchema:schema65.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6162,7 +6274,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 > 1000 || isNaN(data8)){
-const err23 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema63.properties.count,data:data8};
+const err23 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000},message:"must be <= 1000",schema:1000,parentSchema:schema65.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6172,7 +6284,7 @@ vErrors.push(err23);
 errors++;
 }
 if(data8 < 1 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema63.properties.count,data:data8};
+const err24 = {instancePath:instancePath+"/count",schemaPath:"#/properties/count/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema65.properties.count,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6186,7 +6298,7 @@ errors++;
 if(data.contextWindow !== undefined){
 let data9 = data.contextWindow;
 if(!((typeof data9 == "number") && (isFinite(data9)))){
-const err25 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema63.properties.contextWindow.type,parentSchema:schema63.properties.contextWindow,data:data9};
+const err25 = {instancePath:instancePath+"/contextWindow",schemaPath:"#/properties/contextWindow/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema65.properties.contextWindow.type,parentSchema:schema65.properties.contextWindow,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6200,7 +6312,7 @@ if(data.switchTo !== undefined){
 let data10 = data.switchTo;
 if(typeof data10 === "string"){
 if(func3(data10) > 200){
-const err26 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema63.properties.switchTo,data:data10};
+const err26 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema65.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6210,7 +6322,7 @@ vErrors.push(err26);
 errors++;
 }
 if(func3(data10) < 1){
-const err27 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema63.properties.switchTo,data:data10};
+const err27 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema65.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6221,7 +6333,7 @@ errors++;
 }
 }
 else {
-const err28 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.switchTo.type,parentSchema:schema63.properties.switchTo,data:data10};
+const err28 = {instancePath:instancePath+"/switchTo",schemaPath:"#/properties/switchTo/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema65.properties.switchTo.type,parentSchema:schema65.properties.switchTo,data:data10};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6234,7 +6346,7 @@ errors++;
 if(data.body !== undefined){
 let data11 = data.body;
 if((!data11 || typeof data11 != "object") && (typeof data11 !== "string")){
-const err29 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: schema63.properties.body.type},message:"must be string,object,array",schema:schema63.properties.body.type,parentSchema:schema63.properties.body,data:data11};
+const err29 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/type",keyword:"type",params:{type: schema65.properties.body.type},message:"must be string,object,array",schema:schema65.properties.body.type,parentSchema:schema65.properties.body,data:data11};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6245,7 +6357,7 @@ errors++;
 }
 if(typeof data11 === "string"){
 if(func3(data11) > 100000){
-const err30 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters",schema:100000,parentSchema:schema63.properties.body,data:data11};
+const err30 = {instancePath:instancePath+"/body",schemaPath:"#/properties/body/maxLength",keyword:"maxLength",params:{limit: 100000},message:"must NOT have more than 100000 characters",schema:100000,parentSchema:schema65.properties.body,data:data11};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6260,7 +6372,7 @@ if(data.headers !== undefined){
 let data12 = data.headers;
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length > 50){
-const err31 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties",schema:50,parentSchema:schema63.properties.headers,data:data12};
+const err31 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/maxProperties",keyword:"maxProperties",params:{limit: 50},message:"must NOT have more than 50 properties",schema:50,parentSchema:schema65.properties.headers,data:data12};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6273,7 +6385,7 @@ for(const key1 in data12){
 let data13 = data12[key1];
 if(typeof data13 === "string"){
 if(func3(data13) > 10000){
-const err32 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema63.properties.headers.additionalProperties,data:data13};
+const err32 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema65.properties.headers.additionalProperties,data:data13};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6284,7 +6396,7 @@ errors++;
 }
 }
 else {
-const err33 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.properties.headers.additionalProperties.type,parentSchema:schema63.properties.headers.additionalProperties,data:data13};
+const err33 = {instancePath:instancePath+"/headers/" + key1.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema65.properties.headers.additionalProperties.type,parentSchema:schema65.properties.headers.additionalProperties,data:data13};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -6296,7 +6408,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.properties.headers.type,parentSchema:schema63.properties.headers,data:data12};
+const err34 = {instancePath:instancePath+"/headers",schemaPath:"#/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.properties.headers.type,parentSchema:schema65.properties.headers,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6310,7 +6422,7 @@ if(data.codes !== undefined){
 let data14 = data.codes;
 if(Array.isArray(data14)){
 if(data14.length > 1000){
-const err35 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema63.properties.codes,data:data14};
+const err35 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema65.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6320,7 +6432,7 @@ vErrors.push(err35);
 errors++;
 }
 if(data14.length < 1){
-const err36 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema63.properties.codes,data:data14};
+const err36 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema65.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -6333,7 +6445,7 @@ const len0 = data14.length;
 for(let i0=0; i0<len0; i0++){
 let data15 = data14[i0];
 if(typeof data15 !== "string"){
-const err37 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.type,parentSchema:schema64,data:data15};
+const err37 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.type,parentSchema:schema66,data:data15};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6343,7 +6455,7 @@ vErrors.push(err37);
 errors++;
 }
 if(!(((((((((((((data15 === "CONTEXT_WINDOW_EXCEEDED") || (data15 === "IMAGE_OFFLOAD_REQUIRED")) || (data15 === "UNSUPPORTED_CONTENT")) || (data15 === "MAX_TOKENS")) || (data15 === "ABORTED")) || (data15 === "RATE_LIMIT")) || (data15 === "SERVER")) || (data15 === "TIMEOUT")) || (data15 === "TRANSPORT")) || (data15 === "EMPTY_RESPONSE")) || (data15 === "INVALID_MODEL_CONTEXT")) || (data15 === "NO_ADAPTER")) || (data15 === "UNKNOWN"))){
-const err38 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data:data15};
+const err38 = {instancePath:instancePath+"/codes/" + i0,schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data:data15};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -6355,7 +6467,7 @@ errors++;
 }
 }
 else {
-const err39 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema63.properties.codes.type,parentSchema:schema63.properties.codes,data:data14};
+const err39 = {instancePath:instancePath+"/codes",schemaPath:"#/properties/codes/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema65.properties.codes.type,parentSchema:schema65.properties.codes,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6367,7 +6479,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6376,17 +6488,17 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate48.errors = vErrors;
+validate50.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema59.required,parentSchema:schema59,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema61.required,parentSchema:schema61,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6397,7 +6509,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "id") || (key0 === "kind")) || (key0 === "when")) || (key0 === "params")) || (key0 === "optional"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema59,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema61,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6411,7 +6523,7 @@ if(data.id !== undefined){
 let data0 = data.id;
 if(typeof data0 === "string"){
 if(func3(data0) > 100){
-const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema59.properties.id,data:data0};
+const err2 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema61.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6421,7 +6533,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!pattern1.test(data0)){
-const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema59.properties.id,data:data0};
+const err3 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9._-]*$"+"\"",schema:"^[A-Za-z0-9][A-Za-z0-9._-]*$",parentSchema:schema61.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6432,7 +6544,7 @@ errors++;
 }
 }
 else {
-const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.properties.id.type,parentSchema:schema59.properties.id,data:data0};
+const err4 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.properties.id.type,parentSchema:schema61.properties.id,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6445,7 +6557,7 @@ errors++;
 if(data.kind !== undefined){
 let data1 = data.kind;
 if(typeof data1 !== "string"){
-const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data:data1};
+const err5 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema62.type,parentSchema:schema62,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6455,7 +6567,7 @@ vErrors.push(err5);
 errors++;
 }
 if(!((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((data1 === "FAULT-01") || (data1 === "FAULT-02")) || (data1 === "FAULT-03")) || (data1 === "FAULT-04")) || (data1 === "FAULT-05")) || (data1 === "FAULT-06")) || (data1 === "FAULT-07")) || (data1 === "FAULT-08")) || (data1 === "FAULT-09")) || (data1 === "FAULT-10")) || (data1 === "FAULT-11")) || (data1 === "FAULT-12")) || (data1 === "FAULT-13")) || (data1 === "FAULT-14")) || (data1 === "FAULT-15")) || (data1 === "FAULT-16")) || (data1 === "FAULT-17")) || (data1 === "FAULT-20")) || (data1 === "FAULT-21")) || (data1 === "FAULT-22")) || (data1 === "FAULT-23")) || (data1 === "FAULT-24")) || (data1 === "FAULT-25")) || (data1 === "FAULT-26")) || (data1 === "FAULT-27")) || (data1 === "FAULT-28")) || (data1 === "FAULT-29")) || (data1 === "FAULT-30")) || (data1 === "FAULT-31")) || (data1 === "FAULT-32")) || (data1 === "FAULT-33")) || (data1 === "FAULT-40")) || (data1 === "FAULT-41")) || (data1 === "FAULT-42")) || (data1 === "FAULT-43")) || (data1 === "FAULT-44")) || (data1 === "FAULT-45")) || (data1 === "FAULT-46")) || (data1 === "FAULT-50")) || (data1 === "FAULT-51")) || (data1 === "FAULT-52")) || (data1 === "FAULT-53")) || (data1 === "FAULT-54")) || (data1 === "FAULT-55")) || (data1 === "FAULT-56")) || (data1 === "FAULT-57")) || (data1 === "FAULT-60")) || (data1 === "FAULT-61")) || (data1 === "FAULT-62")) || (data1 === "FAULT-63")) || (data1 === "FAULT-64")) || (data1 === "FAULT-65")) || (data1 === "FAULT-66")) || (data1 === "FAULT-70")) || (data1 === "FAULT-71")) || (data1 === "FAULT-72")) || (data1 === "FAULT-73")) || (data1 === "FAULT-74")) || (data1 === "FAULT-75")) || (data1 === "FAULT-76")) || (data1 === "FAULT-77")) || (data1 === "FAULT-78")) || (data1 === "FAULT-79")) || (data1 === "FAULT-80")) || (data1 === "FAULT-81")) || (data1 === "FAULT-82")) || (data1 === "FAULT-83")) || (data1 === "FAULT-84"))){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema60.enum},message:"must be equal to one of the allowed values",schema:schema60.enum,parentSchema:schema60,data:data1};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/FaultKind/enum",keyword:"enum",params:{allowedValues: schema62.enum},message:"must be equal to one of the allowed values",schema:schema62.enum,parentSchema:schema62,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6466,21 +6578,21 @@ errors++;
 }
 }
 if(data.when !== undefined){
-if(!(validate46(data.when, {instancePath:instancePath+"/when",parentData:data,parentDataProperty:"when",rootData}))){
-vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+if(!(validate48(data.when, {instancePath:instancePath+"/when",parentData:data,parentDataProperty:"when",rootData}))){
+vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
 errors = vErrors.length;
 }
 }
 if(data.params !== undefined){
-if(!(validate48(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
-vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+if(!(validate50(data.params, {instancePath:instancePath+"/params",parentData:data,parentDataProperty:"params",rootData}))){
+vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
 errors = vErrors.length;
 }
 }
 if(data.optional !== undefined){
 let data4 = data.optional;
 if(typeof data4 !== "boolean"){
-const err7 = {instancePath:instancePath+"/optional",schemaPath:"#/properties/optional/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema59.properties.optional.type,parentSchema:schema59.properties.optional,data:data4};
+const err7 = {instancePath:instancePath+"/optional",schemaPath:"#/properties/optional/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema61.properties.optional.type,parentSchema:schema61.properties.optional,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6492,7 +6604,7 @@ errors++;
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema59.type,parentSchema:schema59,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6501,21 +6613,21 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate45.errors = vErrors;
+validate47.errors = vErrors;
 return errors === 0;
 }
 
-const schema66 = {"description":"One explicit call: `compactNow` between turns (§3.7), `compactRegion` inside a turn (§3.8), or `prune` — the tool-result pruner invoked between turns, with no turn open (FAULT-66, §5.4 rule 4).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion","prune"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"},{"$ref":"#/definitions/PruneAction"}]};
-const schema67 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn, on the new and empty session: nothing to compact, so compactNow returns null and a warning says so). After a crash restore, the calls due after the crash turn run before the next turn, except one whose bracket the crashed process had begun.","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
-const schema68 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
-const schema69 = {"description":"The pruner's `pruneSession` called on the idle session after a number of completed turns, with no turn open (FAULT-66): its pre-validation must refuse before writing anything (§5.4 rule 4). Needs `pruner`.","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`prune`.","const":"prune"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0}}};
+const schema68 = {"description":"One explicit call: `compactNow` between turns (§3.7), `compactRegion` inside a turn (§3.8), or `prune` — the tool-result pruner invoked between turns, with no turn open (FAULT-66, §5.4 rule 4).","type":"object","required":["action"],"properties":{"action":{"description":"Which call to make.","type":"string","enum":["compactNow","compactRegion","prune"]}},"discriminator":{"propertyName":"action"},"oneOf":[{"$ref":"#/definitions/CompactNowAction"},{"$ref":"#/definitions/CompactRegionAction"},{"$ref":"#/definitions/PruneAction"}]};
+const schema69 = {"description":"`compactNow` on the idle agent after a number of completed turns (§3.7).","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`compactNow`.","const":"compactNow"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn, on the new and empty session: nothing to compact, so compactNow returns null and a warning says so). After a crash restore, the calls due after the crash turn run before the next turn, except one whose bracket the crashed process had begun.","type":"integer","minimum":0},"sourceCommandId":{"description":"`sourceCommandId` passed to the call (recorded on `compaction/start`).","type":"string","minLength":1,"maxLength":200}}};
+const schema70 = {"description":"`compactRegion(start, end)` inside an open turn, before one of its steps (§3.8).","type":"object","additionalProperties":false,"required":["action","turn","start","end"],"properties":{"action":{"description":"`compactRegion`.","const":"compactRegion"},"turn":{"description":"1-based transcript turn in which the call is made.","type":"integer","minimum":1},"beforeStep":{"description":"1-based step of that turn before which the call is made. Default 1.","type":"integer","minimum":1},"start":{"description":"Surface position of the first node of the span (0-based; negative counts from the end, -1 = newest).","type":"integer"},"end":{"description":"Surface position of the last node of the span (inclusive; same conventions as `start`).","type":"integer"}}};
+const schema71 = {"description":"The pruner's `pruneSession` called on the idle session after a number of completed turns, with no turn open (FAULT-66): its pre-validation must refuse before writing anything (§5.4 rule 4). Needs `pruner`.","type":"object","additionalProperties":false,"required":["action","afterTurn"],"properties":{"action":{"description":"`prune`.","const":"prune"},"afterTurn":{"description":"Number of transcript turns completed before the call (0 = before the first turn).","type":"integer","minimum":0}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema66.required,parentSchema:schema66,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema68.required,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6527,7 +6639,7 @@ errors++;
 if(data.action !== undefined){
 let data0 = data.action;
 if(typeof data0 !== "string"){
-const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.properties.action.type,parentSchema:schema66.properties.action,data:data0};
+const err1 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema68.properties.action.type,parentSchema:schema68.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -6537,7 +6649,7 @@ vErrors.push(err1);
 errors++;
 }
 if(!(((data0 === "compactNow") || (data0 === "compactRegion")) || (data0 === "prune"))){
-const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema66.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.action.enum,parentSchema:schema66.properties.action,data:data0};
+const err2 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema68.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.action.enum,parentSchema:schema68.properties.action,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -6552,7 +6664,7 @@ if(typeof tag0 == "string"){
 if(tag0 === "compactNow"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema67.required,parentSchema:schema67,data};
+const err3 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema69.required,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -6562,7 +6674,7 @@ vErrors.push(err3);
 errors++;
 }
 if(data.afterTurn === undefined){
-const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema67.required,parentSchema:schema67,data};
+const err4 = {instancePath,schemaPath:"#/definitions/CompactNowAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema69.required,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -6573,7 +6685,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "action") || (key0 === "afterTurn")) || (key0 === "sourceCommandId"))){
-const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema67,data};
+const err5 = {instancePath,schemaPath:"#/definitions/CompactNowAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -6586,7 +6698,7 @@ errors++;
 if(data.action !== undefined){
 let data1 = data.action;
 if("compactNow" !== data1){
-const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema67.properties.action,data:data1};
+const err6 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactNowAction/properties/action/const",keyword:"const",params:{allowedValue: "compactNow"},message:"must be equal to constant",schema:"compactNow",parentSchema:schema69.properties.action,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -6599,7 +6711,7 @@ errors++;
 if(data.afterTurn !== undefined){
 let data2 = data.afterTurn;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema67.properties.afterTurn.type,parentSchema:schema67.properties.afterTurn,data:data2};
+const err7 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.afterTurn.type,parentSchema:schema69.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -6610,7 +6722,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema67.properties.afterTurn,data:data2};
+const err8 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/CompactNowAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema69.properties.afterTurn,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -6625,7 +6737,7 @@ if(data.sourceCommandId !== undefined){
 let data3 = data.sourceCommandId;
 if(typeof data3 === "string"){
 if(func3(data3) > 200){
-const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema67.properties.sourceCommandId,data:data3};
+const err9 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema69.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -6635,7 +6747,7 @@ vErrors.push(err9);
 errors++;
 }
 if(func3(data3) < 1){
-const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema67.properties.sourceCommandId,data:data3};
+const err10 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema69.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -6646,7 +6758,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema67.properties.sourceCommandId.type,parentSchema:schema67.properties.sourceCommandId,data:data3};
+const err11 = {instancePath:instancePath+"/sourceCommandId",schemaPath:"#/definitions/CompactNowAction/properties/sourceCommandId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema69.properties.sourceCommandId.type,parentSchema:schema69.properties.sourceCommandId,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -6658,7 +6770,7 @@ errors++;
 }
 }
 else {
-const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
+const err12 = {instancePath,schemaPath:"#/definitions/CompactNowAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema69.type,parentSchema:schema69,data};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -6671,7 +6783,7 @@ errors++;
 else if(tag0 === "compactRegion"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema68.required,parentSchema:schema68,data};
+const err13 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema70.required,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -6681,7 +6793,7 @@ vErrors.push(err13);
 errors++;
 }
 if(data.turn === undefined){
-const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema68.required,parentSchema:schema68,data};
+const err14 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema70.required,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -6691,7 +6803,7 @@ vErrors.push(err14);
 errors++;
 }
 if(data.start === undefined){
-const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema68.required,parentSchema:schema68,data};
+const err15 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema70.required,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -6701,7 +6813,7 @@ vErrors.push(err15);
 errors++;
 }
 if(data.end === undefined){
-const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema68.required,parentSchema:schema68,data};
+const err16 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema70.required,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -6712,7 +6824,7 @@ errors++;
 }
 for(const key1 in data){
 if(!(((((key1 === "action") || (key1 === "turn")) || (key1 === "beforeStep")) || (key1 === "start")) || (key1 === "end"))){
-const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema68,data};
+const err17 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -6725,7 +6837,7 @@ errors++;
 if(data.action !== undefined){
 let data4 = data.action;
 if("compactRegion" !== data4){
-const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema68.properties.action,data:data4};
+const err18 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/CompactRegionAction/properties/action/const",keyword:"const",params:{allowedValue: "compactRegion"},message:"must be equal to constant",schema:"compactRegion",parentSchema:schema70.properties.action,data:data4};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -6738,7 +6850,7 @@ errors++;
 if(data.turn !== undefined){
 let data5 = data.turn;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema68.properties.turn.type,parentSchema:schema68.properties.turn,data:data5};
+const err19 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.turn.type,parentSchema:schema70.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -6749,7 +6861,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 1 || isNaN(data5)){
-const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema68.properties.turn,data:data5};
+const err20 = {instancePath:instancePath+"/turn",schemaPath:"#/definitions/CompactRegionAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema70.properties.turn,data:data5};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -6763,7 +6875,7 @@ errors++;
 if(data.beforeStep !== undefined){
 let data6 = data.beforeStep;
 if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema68.properties.beforeStep.type,parentSchema:schema68.properties.beforeStep,data:data6};
+const err21 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.beforeStep.type,parentSchema:schema70.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -6774,7 +6886,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 1 || isNaN(data6)){
-const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema68.properties.beforeStep,data:data6};
+const err22 = {instancePath:instancePath+"/beforeStep",schemaPath:"#/definitions/CompactRegionAction/properties/beforeStep/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema70.properties.beforeStep,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -6788,7 +6900,7 @@ errors++;
 if(data.start !== undefined){
 let data7 = data.start;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema68.properties.start.type,parentSchema:schema68.properties.start,data:data7};
+const err23 = {instancePath:instancePath+"/start",schemaPath:"#/definitions/CompactRegionAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.start.type,parentSchema:schema70.properties.start,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -6801,7 +6913,7 @@ errors++;
 if(data.end !== undefined){
 let data8 = data.end;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema68.properties.end.type,parentSchema:schema68.properties.end,data:data8};
+const err24 = {instancePath:instancePath+"/end",schemaPath:"#/definitions/CompactRegionAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.end.type,parentSchema:schema70.properties.end,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -6813,7 +6925,7 @@ errors++;
 }
 }
 else {
-const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
+const err25 = {instancePath,schemaPath:"#/definitions/CompactRegionAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -6826,7 +6938,7 @@ errors++;
 else if(tag0 === "prune"){
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.action === undefined){
-const err26 = {instancePath,schemaPath:"#/definitions/PruneAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema69.required,parentSchema:schema69,data};
+const err26 = {instancePath,schemaPath:"#/definitions/PruneAction/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema71.required,parentSchema:schema71,data};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -6836,7 +6948,7 @@ vErrors.push(err26);
 errors++;
 }
 if(data.afterTurn === undefined){
-const err27 = {instancePath,schemaPath:"#/definitions/PruneAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema69.required,parentSchema:schema69,data};
+const err27 = {instancePath,schemaPath:"#/definitions/PruneAction/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema71.required,parentSchema:schema71,data};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -6847,7 +6959,7 @@ errors++;
 }
 for(const key2 in data){
 if(!((key2 === "action") || (key2 === "afterTurn"))){
-const err28 = {instancePath,schemaPath:"#/definitions/PruneAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema69,data};
+const err28 = {instancePath,schemaPath:"#/definitions/PruneAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema71,data};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -6860,7 +6972,7 @@ errors++;
 if(data.action !== undefined){
 let data9 = data.action;
 if("prune" !== data9){
-const err29 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/PruneAction/properties/action/const",keyword:"const",params:{allowedValue: "prune"},message:"must be equal to constant",schema:"prune",parentSchema:schema69.properties.action,data:data9};
+const err29 = {instancePath:instancePath+"/action",schemaPath:"#/definitions/PruneAction/properties/action/const",keyword:"const",params:{allowedValue: "prune"},message:"must be equal to constant",schema:"prune",parentSchema:schema71.properties.action,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -6873,7 +6985,7 @@ errors++;
 if(data.afterTurn !== undefined){
 let data10 = data.afterTurn;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/PruneAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.properties.afterTurn.type,parentSchema:schema69.properties.afterTurn,data:data10};
+const err30 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/PruneAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema71.properties.afterTurn.type,parentSchema:schema71.properties.afterTurn,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -6884,7 +6996,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/PruneAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema69.properties.afterTurn,data:data10};
+const err31 = {instancePath:instancePath+"/afterTurn",schemaPath:"#/definitions/PruneAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema71.properties.afterTurn,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -6897,7 +7009,7 @@ errors++;
 }
 }
 else {
-const err32 = {instancePath,schemaPath:"#/definitions/PruneAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema69.type,parentSchema:schema69,data};
+const err32 = {instancePath,schemaPath:"#/definitions/PruneAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema71.type,parentSchema:schema71,data};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -6908,7 +7020,7 @@ errors++;
 }
 }
 else {
-const err33 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema66.discriminator,parentSchema:schema66,data};
+const err33 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "mapping", tag: "action", tagValue: tag0},message:"value of tag \"action\" must be in oneOf",schema:schema68.discriminator,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -6919,7 +7031,7 @@ errors++;
 }
 }
 else {
-const err34 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema66.discriminator,parentSchema:schema66,data};
+const err34 = {instancePath,schemaPath:"#/discriminator",keyword:"discriminator",params:{error: "tag", tag: "action", tagValue: tag0},message:"tag \"action\" must be string",schema:schema68.discriminator,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -6930,7 +7042,7 @@ errors++;
 }
 }
 else {
-const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data};
+const err35 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -6939,26 +7051,26 @@ vErrors.push(err35);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate53.errors = vErrors;
 return errors === 0;
 }
 
-const schema71 = {"description":"One session of a several-session scenario; keys it omits come from the scenario.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Session name, unique in the scenario; names its artifacts (`<slug>.<name>.jsonl`, …).","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","x-expected":"lower-case letters, digits and '-', at most 32"},"transcript":{"description":"This session's transcript. Default: the scenario's.","$ref":"#/definitions/Transcript"},"faults":{"description":"This session's faults (counted on its own; crash faults are refused). Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"This session's manual actions. Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"This session's expectations. Default: the scenario's.","$ref":"#/definitions/Expect"}}};
+const schema73 = {"description":"One session of a several-session scenario; keys it omits come from the scenario.","type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"description":"Session name, unique in the scenario; names its artifacts (`<slug>.<name>.jsonl`, …).","type":"string","pattern":"^[a-z0-9][a-z0-9-]{0,31}$","x-expected":"lower-case letters, digits and '-', at most 32"},"transcript":{"description":"This session's transcript. Default: the scenario's.","$ref":"#/definitions/Transcript"},"faults":{"description":"This session's faults (counted on its own; crash faults are refused). Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/Fault"}},"manual":{"description":"This session's manual actions. Default: the scenario's.","type":"array","maxItems":1000,"items":{"$ref":"#/definitions/ManualAction"}},"expect":{"description":"This session's expectations. Default: the scenario's.","$ref":"#/definitions/Expect"}}};
 const pattern4 = new RegExp("^[a-z0-9][a-z0-9-]{0,31}$", "u");
-const schema72 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
-const schema73 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
-const schema86 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
-const schema79 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
-const schema113 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
+const schema74 = {"description":"What the run must show besides the invariants. Every key is optional; an absent key is not checked.","type":"object","additionalProperties":false,"properties":{"seedSpecific":{"description":"`true`: the expectations below (all but `invariants`) describe the transcript of this scenario's own `seed`, not a property of its workload. Under another seed (`sim run --seed`, `--seeds`) they are reported as not evaluated (seed-specific), never failed; invariants are always checked. Default `false`: every expectation must hold under every seed.","type":"boolean"},"invariants":{"description":"Invariants of §12 to check: `all` (default) or a list of ids.","type":["string","array"],"if":{"type":"string"},"then":{"const":"all"},"else":{"minItems":1,"uniqueItems":true,"items":{"$ref":"#/definitions/InvariantId"}}},"outcome":{"description":"Expected `turn/end` reason of each turn, in order (a shorter list checks only the first turns).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/TurnOutcome"}},"counts":{"description":"Counts of brackets, prunes, offloads, retries … over the run.","$ref":"#/definitions/Counts"},"finalPressure":{"description":"Bounds on the pressure after the last turn.","$ref":"#/definitions/FinalPressure"},"events":{"description":"Event patterns that must occur in this order (an ordered subsequence of the log).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/EventPattern"}},"finalSurfaceNodes":{"description":"Number of surface nodes at the end of the run.","$ref":"#/definitions/CountBound"},"perPreStep":{"description":"Bounds that hold in every pre-step window (§12.0) of the run, each window counted on its own.","$ref":"#/definitions/PreStepCounts"},"summarized":{"description":"The regions successful brackets summarized: item i describes the i-th successful bracket unless it names `bracket`.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/SummarizedRegion"}},"warnings":{"description":"Warnings the subject reported: each pattern must match one warning (`absent: true`: none).","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/WarningPattern"}},"rejections":{"description":"Provider rejections (HTTP error answers the mock gave) counted by kind.","$ref":"#/definitions/Rejections"},"requests":{"description":"Conditions on the requests the mock provider received.","type":"array","maxItems":10000,"items":{"$ref":"#/definitions/RequestPattern"}}}};
+const schema75 = {"description":"An invariant id of protocol §12.","x-expected":"an invariant id of protocol §12 (INV-01 … INV-47)","type":"string","enum":["INV-01","INV-02","INV-03","INV-04","INV-05","INV-06","INV-07","INV-08","INV-09","INV-10","INV-11","INV-12","INV-13","INV-14","INV-15","INV-16","INV-17","INV-18","INV-19","INV-20","INV-21","INV-22","INV-23","INV-24","INV-25","INV-26","INV-27","INV-28","INV-29","INV-30","INV-31","INV-32","INV-33","INV-34","INV-35","INV-36","INV-37","INV-38","INV-39","INV-40","INV-41","INV-42","INV-43","INV-44","INV-45","INV-46","INV-47"]};
+const schema88 = {"description":"Bounds on the pressure after the last turn: `totalTokens` of the meter (`tokens…`) and `totalTokens / contextWindow` (`ratio…`, needs `provider.contextWindow`).","type":"object","additionalProperties":false,"minProperties":1,"properties":{"ratioMin":{"description":"Smallest accepted pressure ratio (inclusive).","type":"number","minimum":0},"ratioMax":{"description":"Largest accepted pressure ratio (inclusive).","type":"number","minimum":0},"tokensMin":{"description":"Smallest accepted total tokens (inclusive).","type":"integer","minimum":0},"tokensMax":{"description":"Largest accepted total tokens (inclusive).","type":"integer","minimum":0}}};
+const schema81 = {"description":"An exact non-negative count, or an inclusive `{ min, max }` range (either bound may be omitted).","type":["integer","object"],"minimum":0,"additionalProperties":false,"minProperties":1,"properties":{"min":{"description":"Smallest accepted count (inclusive).","type":"integer","minimum":0},"max":{"description":"Largest accepted count (inclusive).","type":"integer","minimum":0}}};
+const schema115 = {"description":"A condition on the requests the mock received. Selects by `purpose`; the test (`message`, `role`, `equals`, `contains`/`matches`) must hold for some selected request, for `every` one, or (`absent`) for none.","type":"object","additionalProperties":false,"properties":{"purpose":{"description":"Only requests of this purpose (default: all).","type":"string","enum":["conversation","compaction","session-title"]},"every":{"description":"Every selected request must pass (and at least one is selected).","const":true},"absent":{"description":"No selected request may pass.","const":true},"message":{"description":"The message position the test reads (0-based; negative counts from the end). Default: the whole request.","type":"integer"},"role":{"description":"The message at `message` has this role.","type":"string","enum":["system","user","assistant"]},"equals":{"description":"The message at `message` is identical (role and content blocks) to the same position of the first selected request, or of the previous one.","type":"string","enum":["first","previous"]},"contains":{"description":"A substring of the text (the message's, or the whole request's).","type":"string","minLength":1},"matches":{"description":"A regular expression `/source/flags` the text must match.","type":"string"}}};
 const func0 = require("ajv/dist/runtime/equal").default;
-const schema74 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
-const schema75 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
+const schema76 = {"description":"A turn's expected end: a reason kind, or `{ kind: error, code }` to also check the failure code.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/TurnOutcomeKind"},"else":{"additionalProperties":false,"required":["kind"],"properties":{"kind":{"description":"The reason kind.","$ref":"#/definitions/TurnOutcomeKind"},"code":{"description":"The failure code of an `error` end.","$ref":"#/definitions/FailureCode"}}}};
+const schema77 = {"description":"The `kind` of a `turn/end` reason (§1.4.1).","type":"string","enum":["completed","blocked","max-tokens","aborted","error","interrupted"]};
 
-function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema74.type},message:"must be string,object",schema:schema74.type,parentSchema:schema74,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema76.type},message:"must be string,object",schema:schema76.type,parentSchema:schema76,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6994,7 +7106,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema75.type,parentSchema:schema75,data};
+const err2 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema77.type,parentSchema:schema77,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7004,7 +7116,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((data === "completed") || (data === "blocked")) || (data === "max-tokens")) || (data === "aborted")) || (data === "error")) || (data === "interrupted"))){
-const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values",schema:schema75.enum,parentSchema:schema75,data};
+const err3 = {instancePath,schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values",schema:schema77.enum,parentSchema:schema77,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7021,7 +7133,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.kind === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema74.else.required,parentSchema:schema74.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema76.else.required,parentSchema:schema76.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7032,7 +7144,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((key0 === "kind") || (key0 === "code"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema74.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema76.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7045,7 +7157,7 @@ errors++;
 if(data.kind !== undefined){
 let data0 = data.kind;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema75.type,parentSchema:schema75,data:data0};
+const err6 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema77.type,parentSchema:schema77,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7055,7 +7167,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((data0 === "completed") || (data0 === "blocked")) || (data0 === "max-tokens")) || (data0 === "aborted")) || (data0 === "error")) || (data0 === "interrupted"))){
-const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values",schema:schema75.enum,parentSchema:schema75,data:data0};
+const err7 = {instancePath:instancePath+"/kind",schemaPath:"#/definitions/TurnOutcomeKind/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values",schema:schema77.enum,parentSchema:schema77,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7068,7 +7180,7 @@ errors++;
 if(data.code !== undefined){
 let data1 = data.code;
 if(typeof data1 !== "string"){
-const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema64.type,parentSchema:schema64,data:data1};
+const err8 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema66.type,parentSchema:schema66,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7078,7 +7190,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!(((((((((((((data1 === "CONTEXT_WINDOW_EXCEEDED") || (data1 === "IMAGE_OFFLOAD_REQUIRED")) || (data1 === "UNSUPPORTED_CONTENT")) || (data1 === "MAX_TOKENS")) || (data1 === "ABORTED")) || (data1 === "RATE_LIMIT")) || (data1 === "SERVER")) || (data1 === "TIMEOUT")) || (data1 === "TRANSPORT")) || (data1 === "EMPTY_RESPONSE")) || (data1 === "INVALID_MODEL_CONTEXT")) || (data1 === "NO_ADAPTER")) || (data1 === "UNKNOWN"))){
-const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data:data1};
+const err9 = {instancePath:instancePath+"/code",schemaPath:"#/definitions/FailureCode/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7094,7 +7206,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema74.if,parentSchema:schema74,data};
+const err10 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema76.if,parentSchema:schema76,data};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7103,19 +7215,19 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate58.errors = vErrors;
+validate60.errors = vErrors;
 return errors === 0;
 }
 
-const schema78 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
+const schema80 = {"description":"How many times things happened over the whole run: an exact number or `{ min, max }`.","type":"object","additionalProperties":false,"properties":{"brackets":{"description":"Compaction brackets opened (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes (`compaction/prune`).","$ref":"#/definitions/CountBound"},"offloads":{"description":"Image offloads (`image/offload`).","$ref":"#/definitions/CountBound"},"retries":{"description":"Generic request retries (`llm/retry`).","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts (`compaction/summary-error`).","$ref":"#/definitions/CountBound"},"checkpoints":{"description":"Checkpoints committed (bracket `user/message` replacements).","$ref":"#/definitions/CountBound"}}};
 
-function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "offloads")) || (key0 === "retries")) || (key0 === "summaryErrors")) || (key0 === "checkpoints"))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema78,data};
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema80,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7128,7 +7240,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data0};
+const err1 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -7139,7 +7251,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7151,7 +7263,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7162,7 +7274,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7175,7 +7287,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data1};
+const err5 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7186,7 +7298,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7200,7 +7312,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data2};
+const err7 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7211,7 +7323,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7227,7 +7339,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data3};
+const err9 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7238,7 +7350,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -7250,7 +7362,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -7261,7 +7373,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -7274,7 +7386,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -7285,7 +7397,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -7299,7 +7411,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -7310,7 +7422,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -7326,7 +7438,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data6};
+const err17 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -7337,7 +7449,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -7349,7 +7461,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -7360,7 +7472,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -7373,7 +7485,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data7};
+const err21 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -7384,7 +7496,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -7398,7 +7510,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data8};
+const err23 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -7409,7 +7521,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -7425,7 +7537,7 @@ errors++;
 if(data.offloads !== undefined){
 let data9 = data.offloads;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data9};
+const err25 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -7436,7 +7548,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data9};
+const err26 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7448,7 +7560,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data9};
+const err27 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -7459,7 +7571,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data9};
+const err28 = {instancePath:instancePath+"/offloads",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -7472,7 +7584,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data10};
+const err29 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -7483,7 +7595,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/offloads/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -7497,7 +7609,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data11};
+const err31 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -7508,7 +7620,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/offloads/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -7524,7 +7636,7 @@ errors++;
 if(data.retries !== undefined){
 let data12 = data.retries;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data12};
+const err33 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -7535,7 +7647,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data12};
+const err34 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -7547,7 +7659,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data12};
+const err35 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -7558,7 +7670,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data12};
+const err36 = {instancePath:instancePath+"/retries",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -7571,7 +7683,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data13};
+const err37 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -7582,7 +7694,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/retries/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -7596,7 +7708,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data14};
+const err39 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -7607,7 +7719,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/retries/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -7623,7 +7735,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data15 = data.summaryErrors;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data15};
+const err41 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data15};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -7634,7 +7746,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data15};
+const err42 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -7646,7 +7758,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data15};
+const err43 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -7657,7 +7769,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data15};
+const err44 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -7670,7 +7782,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data16};
+const err45 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -7681,7 +7793,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -7695,7 +7807,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data17};
+const err47 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -7706,7 +7818,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -7722,7 +7834,7 @@ errors++;
 if(data.checkpoints !== undefined){
 let data18 = data.checkpoints;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data18};
+const err49 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data18};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -7733,7 +7845,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data18};
+const err50 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -7745,7 +7857,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data18};
+const err51 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -7756,7 +7868,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data18};
+const err52 = {instancePath:instancePath+"/checkpoints",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -7769,7 +7881,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data19};
+const err53 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -7780,7 +7892,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/checkpoints/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -7794,7 +7906,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data20};
+const err55 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -7805,7 +7917,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/checkpoints/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -7820,7 +7932,7 @@ errors++;
 }
 }
 else {
-const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema78.type,parentSchema:schema78,data};
+const err57 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -7829,19 +7941,19 @@ vErrors.push(err57);
 }
 errors++;
 }
-validate60.errors = vErrors;
+validate62.errors = vErrors;
 return errors === 0;
 }
 
-const schema87 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
-const schema88 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","text/offload"]};
-const schema90 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
+const schema89 = {"description":"An event type, or `{ type, data, text, absent }`: `data` must match the event's data (objects by subset, `{ contains }` / `{ matches }` test strings, everything else by equality), `text` tests its text content, `absent: true` requires that no event matches.","type":["string","object"],"if":{"type":"string"},"then":{"$ref":"#/definitions/EventType"},"else":{"additionalProperties":false,"required":["type"],"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"data":{"description":"Partial match of the event's `data`.","type":"object"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"absent":{"description":"No event of the log may match (checked over the whole log, outside the ordered subsequence).","const":true}}}};
+const schema90 = {"description":"An event type of §1.4.","x-expected":"an event type of §1.4","type":"string","enum":["turn/start","turn/end","step/start","step/end","system/message","user/message","assistant/chunk","assistant/message","tool/call","tool/result","request/header","request/context","session/end-seed","llm/retry","llm/retry-started","compaction/start","compaction/summary","compaction/summary-error","compaction/prune","compaction/end","image/offload","text/offload"]};
+const schema92 = {"description":"A string test: `{ contains: text }` (a substring) or `{ matches: '/source/flags' }` (a regular expression; flags i, m, s, u).","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring the text must contain (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`, e.g. `/fix(ed)? the bug/i`.","type":"string"}}};
 
-function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if((typeof data !== "string") && (!(data && typeof data == "object" && !Array.isArray(data)))){
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema87.type},message:"must be string,object",schema:schema87.type,parentSchema:schema87,data};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: schema89.type},message:"must be string,object",schema:schema89.type,parentSchema:schema89,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7877,7 +7989,7 @@ let ifClause0;
 if(_valid0){
 const _errs4 = errors;
 if(typeof data !== "string"){
-const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.type,parentSchema:schema88,data};
+const err2 = {instancePath,schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema90.type,parentSchema:schema90,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -7887,7 +7999,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((((((((((((((((data === "turn/start") || (data === "turn/end")) || (data === "step/start")) || (data === "step/end")) || (data === "system/message")) || (data === "user/message")) || (data === "assistant/chunk")) || (data === "assistant/message")) || (data === "tool/call")) || (data === "tool/result")) || (data === "request/header")) || (data === "request/context")) || (data === "session/end-seed")) || (data === "llm/retry")) || (data === "llm/retry-started")) || (data === "compaction/start")) || (data === "compaction/summary")) || (data === "compaction/summary-error")) || (data === "compaction/prune")) || (data === "compaction/end")) || (data === "image/offload")) || (data === "text/offload"))){
-const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values",schema:schema88.enum,parentSchema:schema88,data};
+const err3 = {instancePath,schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values",schema:schema90.enum,parentSchema:schema90,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -7904,7 +8016,7 @@ else {
 const _errs7 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.type === undefined){
-const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema87.else.required,parentSchema:schema87.else,data};
+const err4 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'",schema:schema89.else.required,parentSchema:schema89.else,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -7915,7 +8027,7 @@ errors++;
 }
 for(const key0 in data){
 if(!((((key0 === "type") || (key0 === "data")) || (key0 === "text")) || (key0 === "absent"))){
-const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema87.else,data};
+const err5 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema89.else,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -7928,7 +8040,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.type,parentSchema:schema88,data:data0};
+const err6 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema90.type,parentSchema:schema90,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -7938,7 +8050,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!((((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload")) || (data0 === "text/offload"))){
-const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values",schema:schema88.enum,parentSchema:schema88,data:data0};
+const err7 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values",schema:schema90.enum,parentSchema:schema90,data:data0};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -7951,7 +8063,7 @@ errors++;
 if(data.data !== undefined){
 let data1 = data.data;
 if(!(data1 && typeof data1 == "object" && !Array.isArray(data1))){
-const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.else.properties.data.type,parentSchema:schema87.else.properties.data,data:data1};
+const err8 = {instancePath:instancePath+"/data",schemaPath:"#/else/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema89.else.properties.data.type,parentSchema:schema89.else.properties.data,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -7969,7 +8081,7 @@ let passing0 = null;
 const _errs18 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.contains === undefined){
-const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema90.oneOf[0].required,parentSchema:schema90.oneOf[0],data:data2};
+const err9 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema92.oneOf[0].required,parentSchema:schema92.oneOf[0],data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -7987,7 +8099,7 @@ passing0 = 0;
 const _errs19 = errors;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 if(data2.matches === undefined){
-const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema90.oneOf[1].required,parentSchema:schema90.oneOf[1],data:data2};
+const err10 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema92.oneOf[1].required,parentSchema:schema92.oneOf[1],data:data2};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8009,7 +8121,7 @@ passing0 = 1;
 }
 }
 if(!valid5){
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema90.oneOf,parentSchema:schema90,data:data2};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema92.oneOf,parentSchema:schema92,data:data2};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8032,7 +8144,7 @@ vErrors = null;
 if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
 for(const key1 in data2){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema90,data:data2};
+const err12 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8046,7 +8158,7 @@ if(data2.contains !== undefined){
 let data3 = data2.contains;
 if(typeof data3 === "string"){
 if(func3(data3) < 1){
-const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema90.properties.contains,data:data3};
+const err13 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema92.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8057,7 +8169,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema90.properties.contains.type,parentSchema:schema90.properties.contains,data:data3};
+const err14 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.contains.type,parentSchema:schema92.properties.contains,data:data3};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8070,7 +8182,7 @@ errors++;
 if(data2.matches !== undefined){
 let data4 = data2.matches;
 if(typeof data4 !== "string"){
-const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema90.properties.matches.type,parentSchema:schema90.properties.matches,data:data4};
+const err15 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.matches.type,parentSchema:schema92.properties.matches,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8082,7 +8194,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema90.type,parentSchema:schema90,data:data2};
+const err16 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data:data2};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8095,7 +8207,7 @@ errors++;
 if(data.absent !== undefined){
 let data5 = data.absent;
 if(true !== data5){
-const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema87.else.properties.absent,data:data5};
+const err17 = {instancePath:instancePath+"/absent",schemaPath:"#/else/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema89.else.properties.absent,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8111,7 +8223,7 @@ valid0 = _valid0;
 ifClause0 = "else";
 }
 if(!valid0){
-const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema87.if,parentSchema:schema87,data};
+const err18 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema89.if,parentSchema:schema89,data};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8120,18 +8232,18 @@ vErrors.push(err18);
 }
 errors++;
 }
-validate62.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
 
-const schema92 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
+const schema94 = {"description":"Per pre-step window (§12.0: after a `turn/start` or `step/end`, before the next `step/start` or `turn/end`): an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"brackets":{"description":"Brackets opened in the window (`compaction/start`).","$ref":"#/definitions/CountBound"},"failedBrackets":{"description":"Brackets of the window closed with an error (`compaction/end` with `error`).","$ref":"#/definitions/CountBound"},"prunes":{"description":"Tool-result prunes in the window (`compaction/prune`).","$ref":"#/definitions/CountBound"},"summaryCalls":{"description":"Summary requests (purpose compaction) dispatched in the window.","$ref":"#/definitions/CountBound"},"summaryErrors":{"description":"Failed summary attempts in the window (`compaction/summary-error`).","$ref":"#/definitions/CountBound"}}};
 
-function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema92,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema94,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8142,7 +8254,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "brackets") || (key0 === "failedBrackets")) || (key0 === "prunes")) || (key0 === "summaryCalls")) || (key0 === "summaryErrors"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema94,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8155,7 +8267,7 @@ errors++;
 if(data.brackets !== undefined){
 let data0 = data.brackets;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data0};
+const err2 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8166,7 +8278,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data0};
+const err3 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8178,7 +8290,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data0};
+const err4 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8189,7 +8301,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data0};
+const err5 = {instancePath:instancePath+"/brackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8202,7 +8314,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8213,7 +8325,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/brackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8227,7 +8339,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8238,7 +8350,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/brackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8254,7 +8366,7 @@ errors++;
 if(data.failedBrackets !== undefined){
 let data3 = data.failedBrackets;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data3};
+const err10 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8265,7 +8377,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data3};
+const err11 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8277,7 +8389,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data3};
+const err12 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8288,7 +8400,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data3};
+const err13 = {instancePath:instancePath+"/failedBrackets",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8301,7 +8413,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -8312,7 +8424,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/failedBrackets/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -8326,7 +8438,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -8337,7 +8449,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/failedBrackets/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -8353,7 +8465,7 @@ errors++;
 if(data.prunes !== undefined){
 let data6 = data.prunes;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data6};
+const err18 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -8364,7 +8476,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data6};
+const err19 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8376,7 +8488,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data6};
+const err20 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -8387,7 +8499,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data6};
+const err21 = {instancePath:instancePath+"/prunes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -8400,7 +8512,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -8411,7 +8523,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/prunes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -8425,7 +8537,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -8436,7 +8548,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/prunes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -8452,7 +8564,7 @@ errors++;
 if(data.summaryCalls !== undefined){
 let data9 = data.summaryCalls;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data9};
+const err26 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -8463,7 +8575,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data9};
+const err27 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8475,7 +8587,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data9};
+const err28 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -8486,7 +8598,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data9};
+const err29 = {instancePath:instancePath+"/summaryCalls",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -8499,7 +8611,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -8510,7 +8622,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/summaryCalls/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -8524,7 +8636,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -8535,7 +8647,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/summaryCalls/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -8551,7 +8663,7 @@ errors++;
 if(data.summaryErrors !== undefined){
 let data12 = data.summaryErrors;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data12};
+const err34 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -8562,7 +8674,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data12};
+const err35 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -8574,7 +8686,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data12};
+const err36 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -8585,7 +8697,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data12};
+const err37 = {instancePath:instancePath+"/summaryErrors",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -8598,7 +8710,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -8609,7 +8721,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/summaryErrors/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -8623,7 +8735,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -8634,7 +8746,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/summaryErrors/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -8649,7 +8761,7 @@ errors++;
 }
 }
 else {
-const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
+const err42 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -8658,19 +8770,19 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
 
-const schema98 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
-const schema100 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
+const schema100 = {"description":"The region one successful bracket summarized: its exact `shadowedSeqs`, its size, or patterns for its first and last nodes.","type":"object","additionalProperties":false,"x-expected":"at least one of shadowedSeqs, nodes, first or last","anyOf":[{"required":["shadowedSeqs"]},{"required":["nodes"]},{"required":["first"]},{"required":["last"]}],"properties":{"bracket":{"description":"Which successful bracket (1-based, in log order), or `any` (some successful bracket). Default: the item's position.","type":["integer","string"],"if":{"type":"string"},"then":{"const":"any"},"else":{"minimum":1}},"shadowedSeqs":{"description":"The exact seqs of the summarized nodes (`compaction/summary.shadowedSeqs`).","type":"array","maxItems":100000,"items":{"type":"integer","minimum":0}},"nodes":{"description":"How many nodes the region holds.","$ref":"#/definitions/CountBound"},"first":{"description":"The first summarized node.","$ref":"#/definitions/NodePattern"},"last":{"description":"The last summarized node.","$ref":"#/definitions/NodePattern"}}};
+const schema102 = {"description":"A description of one event: its type, a test of its text content, a partial match of its `data`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"type":{"description":"The event type.","$ref":"#/definitions/EventType"},"text":{"description":"A test of the event's text content (its text blocks, joined by newlines).","$ref":"#/definitions/StringMatcher"},"data":{"description":"Partial match of the event's `data` (strings may be `{ contains }` / `{ matches }`).","type":"object"}}};
 
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema100,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema102,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8681,7 +8793,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((key0 === "type") || (key0 === "text")) || (key0 === "data"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema100,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema102,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8694,7 +8806,7 @@ errors++;
 if(data.type !== undefined){
 let data0 = data.type;
 if(typeof data0 !== "string"){
-const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema88.type,parentSchema:schema88,data:data0};
+const err2 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema90.type,parentSchema:schema90,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8704,7 +8816,7 @@ vErrors.push(err2);
 errors++;
 }
 if(!((((((((((((((((((((((data0 === "turn/start") || (data0 === "turn/end")) || (data0 === "step/start")) || (data0 === "step/end")) || (data0 === "system/message")) || (data0 === "user/message")) || (data0 === "assistant/chunk")) || (data0 === "assistant/message")) || (data0 === "tool/call")) || (data0 === "tool/result")) || (data0 === "request/header")) || (data0 === "request/context")) || (data0 === "session/end-seed")) || (data0 === "llm/retry")) || (data0 === "llm/retry-started")) || (data0 === "compaction/start")) || (data0 === "compaction/summary")) || (data0 === "compaction/summary-error")) || (data0 === "compaction/prune")) || (data0 === "compaction/end")) || (data0 === "image/offload")) || (data0 === "text/offload"))){
-const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values",schema:schema88.enum,parentSchema:schema88,data:data0};
+const err3 = {instancePath:instancePath+"/type",schemaPath:"#/definitions/EventType/enum",keyword:"enum",params:{allowedValues: schema90.enum},message:"must be equal to one of the allowed values",schema:schema90.enum,parentSchema:schema90,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8722,7 +8834,7 @@ let passing0 = null;
 const _errs9 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.contains === undefined){
-const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema90.oneOf[0].required,parentSchema:schema90.oneOf[0],data:data1};
+const err4 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema92.oneOf[0].required,parentSchema:schema92.oneOf[0],data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8740,7 +8852,7 @@ passing0 = 0;
 const _errs10 = errors;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 if(data1.matches === undefined){
-const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema90.oneOf[1].required,parentSchema:schema90.oneOf[1],data:data1};
+const err5 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema92.oneOf[1].required,parentSchema:schema92.oneOf[1],data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8762,7 +8874,7 @@ passing0 = 1;
 }
 }
 if(!valid3){
-const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema90.oneOf,parentSchema:schema90,data:data1};
+const err6 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema92.oneOf,parentSchema:schema92,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -8785,7 +8897,7 @@ vErrors = null;
 if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
 for(const key1 in data1){
 if(!((key1 === "contains") || (key1 === "matches"))){
-const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema90,data:data1};
+const err7 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema92,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -8799,7 +8911,7 @@ if(data1.contains !== undefined){
 let data2 = data1.contains;
 if(typeof data2 === "string"){
 if(func3(data2) < 1){
-const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema90.properties.contains,data:data2};
+const err8 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema92.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -8810,7 +8922,7 @@ errors++;
 }
 }
 else {
-const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema90.properties.contains.type,parentSchema:schema90.properties.contains,data:data2};
+const err9 = {instancePath:instancePath+"/text/contains",schemaPath:"#/definitions/StringMatcher/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.contains.type,parentSchema:schema92.properties.contains,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -8823,7 +8935,7 @@ errors++;
 if(data1.matches !== undefined){
 let data3 = data1.matches;
 if(typeof data3 !== "string"){
-const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema90.properties.matches.type,parentSchema:schema90.properties.matches,data:data3};
+const err10 = {instancePath:instancePath+"/text/matches",schemaPath:"#/definitions/StringMatcher/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.properties.matches.type,parentSchema:schema92.properties.matches,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -8835,7 +8947,7 @@ errors++;
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema90.type,parentSchema:schema90,data:data1};
+const err11 = {instancePath:instancePath+"/text",schemaPath:"#/definitions/StringMatcher/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -8848,7 +8960,7 @@ errors++;
 if(data.data !== undefined){
 let data4 = data.data;
 if(!(data4 && typeof data4 == "object" && !Array.isArray(data4))){
-const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.properties.data.type,parentSchema:schema100.properties.data,data:data4};
+const err12 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.properties.data.type,parentSchema:schema102.properties.data,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -8860,7 +8972,7 @@ errors++;
 }
 }
 else {
-const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+const err13 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -8869,12 +8981,12 @@ vErrors.push(err13);
 }
 errors++;
 }
-validate67.errors = vErrors;
+validate69.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs1 = errors;
@@ -8882,7 +8994,7 @@ let valid0 = false;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.shadowedSeqs === undefined){
-const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema98.anyOf[0].required,parentSchema:schema98.anyOf[0],data};
+const err0 = {instancePath,schemaPath:"#/anyOf/0/required",keyword:"required",params:{missingProperty: "shadowedSeqs"},message:"must have required property '"+"shadowedSeqs"+"'",schema:schema100.anyOf[0].required,parentSchema:schema100.anyOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -8898,7 +9010,7 @@ if(!valid0){
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.nodes === undefined){
-const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema98.anyOf[1].required,parentSchema:schema98.anyOf[1],data};
+const err1 = {instancePath,schemaPath:"#/anyOf/1/required",keyword:"required",params:{missingProperty: "nodes"},message:"must have required property '"+"nodes"+"'",schema:schema100.anyOf[1].required,parentSchema:schema100.anyOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -8914,7 +9026,7 @@ if(!valid0){
 const _errs4 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.first === undefined){
-const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema98.anyOf[2].required,parentSchema:schema98.anyOf[2],data};
+const err2 = {instancePath,schemaPath:"#/anyOf/2/required",keyword:"required",params:{missingProperty: "first"},message:"must have required property '"+"first"+"'",schema:schema100.anyOf[2].required,parentSchema:schema100.anyOf[2],data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -8930,7 +9042,7 @@ if(!valid0){
 const _errs5 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.last === undefined){
-const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema98.anyOf[3].required,parentSchema:schema98.anyOf[3],data};
+const err3 = {instancePath,schemaPath:"#/anyOf/3/required",keyword:"required",params:{missingProperty: "last"},message:"must have required property '"+"last"+"'",schema:schema100.anyOf[3].required,parentSchema:schema100.anyOf[3],data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -8946,7 +9058,7 @@ valid0 = valid0 || _valid0;
 }
 }
 if(!valid0){
-const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema98.anyOf,parentSchema:schema98,data};
+const err4 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema100.anyOf,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -8969,7 +9081,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!(((((key0 === "bracket") || (key0 === "shadowedSeqs")) || (key0 === "nodes")) || (key0 === "first")) || (key0 === "last"))){
-const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data};
+const err5 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -8982,7 +9094,7 @@ errors++;
 if(data.bracket !== undefined){
 let data0 = data.bracket;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (typeof data0 !== "string")){
-const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema98.properties.bracket.type},message:"must be integer,string",schema:schema98.properties.bracket.type,parentSchema:schema98.properties.bracket,data:data0};
+const err6 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/type",keyword:"type",params:{type: schema100.properties.bracket.type},message:"must be integer,string",schema:schema100.properties.bracket.type,parentSchema:schema100.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9018,7 +9130,7 @@ let ifClause0;
 if(_valid1){
 const _errs12 = errors;
 if("any" !== data0){
-const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema98.properties.bracket.then,data:data0};
+const err8 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/then/const",keyword:"const",params:{allowedValue: "any"},message:"must be equal to constant",schema:"any",parentSchema:schema100.properties.bracket.then,data:data0};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9035,7 +9147,7 @@ else {
 const _errs13 = errors;
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 1 || isNaN(data0)){
-const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema98.properties.bracket.else,data:data0};
+const err9 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/else/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema100.properties.bracket.else,data:data0};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9050,7 +9162,7 @@ valid2 = _valid1;
 ifClause0 = "else";
 }
 if(!valid2){
-const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema98.properties.bracket.if,parentSchema:schema98.properties.bracket,data:data0};
+const err10 = {instancePath:instancePath+"/bracket",schemaPath:"#/properties/bracket/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema100.properties.bracket.if,parentSchema:schema100.properties.bracket,data:data0};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9064,7 +9176,7 @@ if(data.shadowedSeqs !== undefined){
 let data1 = data.shadowedSeqs;
 if(Array.isArray(data1)){
 if(data1.length > 100000){
-const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema98.properties.shadowedSeqs,data:data1};
+const err11 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/maxItems",keyword:"maxItems",params:{limit: 100000},message:"must NOT have more than 100000 items",schema:100000,parentSchema:schema100.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9077,7 +9189,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.properties.shadowedSeqs.items.type,parentSchema:schema98.properties.shadowedSeqs.items,data:data2};
+const err12 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.shadowedSeqs.items.type,parentSchema:schema100.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9088,7 +9200,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema98.properties.shadowedSeqs.items,data:data2};
+const err13 = {instancePath:instancePath+"/shadowedSeqs/" + i0,schemaPath:"#/properties/shadowedSeqs/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema100.properties.shadowedSeqs.items,data:data2};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9101,7 +9213,7 @@ errors++;
 }
 }
 else {
-const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.shadowedSeqs.type,parentSchema:schema98.properties.shadowedSeqs,data:data1};
+const err14 = {instancePath:instancePath+"/shadowedSeqs",schemaPath:"#/properties/shadowedSeqs/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.properties.shadowedSeqs.type,parentSchema:schema100.properties.shadowedSeqs,data:data1};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9114,7 +9226,7 @@ errors++;
 if(data.nodes !== undefined){
 let data3 = data.nodes;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data3};
+const err15 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9125,7 +9237,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data3};
+const err16 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9137,7 +9249,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data3};
+const err17 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9148,7 +9260,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "min") || (key1 === "max"))){
-const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data3};
+const err18 = {instancePath:instancePath+"/nodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9161,7 +9273,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data4};
+const err19 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9172,7 +9284,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data4};
+const err20 = {instancePath:instancePath+"/nodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9186,7 +9298,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data5};
+const err21 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9197,7 +9309,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data5};
+const err22 = {instancePath:instancePath+"/nodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9211,20 +9323,20 @@ errors++;
 }
 }
 if(data.first !== undefined){
-if(!(validate67(data.first, {instancePath:instancePath+"/first",parentData:data,parentDataProperty:"first",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate69(data.first, {instancePath:instancePath+"/first",parentData:data,parentDataProperty:"first",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 }
 if(data.last !== undefined){
-if(!(validate67(data.last, {instancePath:instancePath+"/last",parentData:data,parentDataProperty:"last",rootData}))){
-vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
+if(!(validate69(data.last, {instancePath:instancePath+"/last",parentData:data,parentDataProperty:"last",rootData}))){
+vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9233,13 +9345,13 @@ vErrors.push(err23);
 }
 errors++;
 }
-validate66.errors = vErrors;
+validate68.errors = vErrors;
 return errors === 0;
 }
 
-const schema103 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}};
+const schema105 = {"description":"A string test of one warning (`{ contains }` or `{ matches }`); `absent: true` requires that no warning matches, `count` how many must.","type":"object","additionalProperties":false,"x-expected":"exactly one of the keys \"contains\" or \"matches\"","oneOf":[{"required":["contains"]},{"required":["matches"]}],"properties":{"contains":{"description":"A substring of the warning (case-sensitive).","type":"string","minLength":1},"matches":{"description":"A regular expression written `/source/flags`.","type":"string"},"absent":{"description":"No warning may match.","const":true},"count":{"description":"How many warnings must match: an exact count or `{ min, max }` (FAULT-40/42: once per route; FAULT-41: every check). Default: at least one. Exclusive with `absent`.","$ref":"#/definitions/CountBound"}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 const _errs1 = errors;
@@ -9248,7 +9360,7 @@ let passing0 = null;
 const _errs2 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.contains === undefined){
-const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema103.oneOf[0].required,parentSchema:schema103.oneOf[0],data};
+const err0 = {instancePath,schemaPath:"#/oneOf/0/required",keyword:"required",params:{missingProperty: "contains"},message:"must have required property '"+"contains"+"'",schema:schema105.oneOf[0].required,parentSchema:schema105.oneOf[0],data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9266,7 +9378,7 @@ passing0 = 0;
 const _errs3 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.matches === undefined){
-const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema103.oneOf[1].required,parentSchema:schema103.oneOf[1],data};
+const err1 = {instancePath,schemaPath:"#/oneOf/1/required",keyword:"required",params:{missingProperty: "matches"},message:"must have required property '"+"matches"+"'",schema:schema105.oneOf[1].required,parentSchema:schema105.oneOf[1],data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9288,7 +9400,7 @@ passing0 = 1;
 }
 }
 if(!valid0){
-const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema103.oneOf,parentSchema:schema103,data};
+const err2 = {instancePath,schemaPath:"#/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema105.oneOf,parentSchema:schema105,data};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9311,7 +9423,7 @@ vErrors = null;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
 if(!((((key0 === "contains") || (key0 === "matches")) || (key0 === "absent")) || (key0 === "count"))){
-const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema103,data};
+const err3 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema105,data};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9325,7 +9437,7 @@ if(data.contains !== undefined){
 let data0 = data.contains;
 if(typeof data0 === "string"){
 if(func3(data0) < 1){
-const err4 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema103.properties.contains,data:data0};
+const err4 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema105.properties.contains,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9336,7 +9448,7 @@ errors++;
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.contains.type,parentSchema:schema103.properties.contains,data:data0};
+const err5 = {instancePath:instancePath+"/contains",schemaPath:"#/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.contains.type,parentSchema:schema105.properties.contains,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9349,7 +9461,7 @@ errors++;
 if(data.matches !== undefined){
 let data1 = data.matches;
 if(typeof data1 !== "string"){
-const err6 = {instancePath:instancePath+"/matches",schemaPath:"#/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.matches.type,parentSchema:schema103.properties.matches,data:data1};
+const err6 = {instancePath:instancePath+"/matches",schemaPath:"#/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.matches.type,parentSchema:schema105.properties.matches,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9362,7 +9474,7 @@ errors++;
 if(data.absent !== undefined){
 let data2 = data.absent;
 if(true !== data2){
-const err7 = {instancePath:instancePath+"/absent",schemaPath:"#/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema103.properties.absent,data:data2};
+const err7 = {instancePath:instancePath+"/absent",schemaPath:"#/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema105.properties.absent,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9375,7 +9487,7 @@ errors++;
 if(data.count !== undefined){
 let data3 = data.count;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err8 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data3};
+const err8 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9386,7 +9498,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err9 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data3};
+const err9 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9398,7 +9510,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err10 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data3};
+const err10 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9409,7 +9521,7 @@ errors++;
 }
 for(const key1 in data3){
 if(!((key1 === "min") || (key1 === "max"))){
-const err11 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data3};
+const err11 = {instancePath:instancePath+"/count",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9422,7 +9534,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err12 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data4};
+const err12 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9433,7 +9545,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err13 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data4};
+const err13 = {instancePath:instancePath+"/count/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9447,7 +9559,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err14 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data5};
+const err14 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9458,7 +9570,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err15 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data5};
+const err15 = {instancePath:instancePath+"/count/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9473,7 +9585,7 @@ errors++;
 }
 }
 else {
-const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
+const err16 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9482,18 +9594,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate73.errors = vErrors;
 return errors === 0;
 }
 
-const schema105 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
+const schema107 = {"description":"Provider rejections (captures with outcome `reject`) counted by kind: an exact count or `{ min, max }`.","type":"object","additionalProperties":false,"minProperties":1,"properties":{"window":{"description":"The prompt (or prompt + max_tokens) exceeded the route's window.","$ref":"#/definitions/CountBound"},"pairing":{"description":"Strict wire validation: tool call/result pairing, ordering, role alternation, orphan reasoning.","$ref":"#/definitions/CountBound"},"images":{"description":"Image limits: count per request, bytes per image or per request.","$ref":"#/definitions/CountBound"},"maxOutput":{"description":"`max_tokens` above the route's maxOutputTokens.","$ref":"#/definitions/CountBound"},"fault":{"description":"Rejections a declared fault injected.","$ref":"#/definitions/CountBound"},"unclassified":{"description":"Rejections whose capture carries no kind.","$ref":"#/definitions/CountBound"},"total":{"description":"All rejections.","$ref":"#/definitions/CountBound"}}};
 
-function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(Object.keys(data).length < 1){
-const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema105,data};
+const err0 = {instancePath,schemaPath:"#/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -9504,7 +9616,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((((key0 === "window") || (key0 === "pairing")) || (key0 === "images")) || (key0 === "maxOutput")) || (key0 === "fault")) || (key0 === "unclassified")) || (key0 === "total"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema105,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -9517,7 +9629,7 @@ errors++;
 if(data.window !== undefined){
 let data0 = data.window;
 if((!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))) && (!(data0 && typeof data0 == "object" && !Array.isArray(data0)))){
-const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data0};
+const err2 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -9528,7 +9640,7 @@ errors++;
 }
 if((typeof data0 == "number") && (isFinite(data0))){
 if(data0 < 0 || isNaN(data0)){
-const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data0};
+const err3 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -9540,7 +9652,7 @@ errors++;
 }
 if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
 if(Object.keys(data0).length < 1){
-const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data0};
+const err4 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -9551,7 +9663,7 @@ errors++;
 }
 for(const key1 in data0){
 if(!((key1 === "min") || (key1 === "max"))){
-const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data0};
+const err5 = {instancePath:instancePath+"/window",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data0};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -9564,7 +9676,7 @@ errors++;
 if(data0.min !== undefined){
 let data1 = data0.min;
 if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data1};
+const err6 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -9575,7 +9687,7 @@ errors++;
 }
 if((typeof data1 == "number") && (isFinite(data1))){
 if(data1 < 0 || isNaN(data1)){
-const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data1};
+const err7 = {instancePath:instancePath+"/window/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data1};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -9589,7 +9701,7 @@ errors++;
 if(data0.max !== undefined){
 let data2 = data0.max;
 if(!(((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2))) && (isFinite(data2)))){
-const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data2};
+const err8 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -9600,7 +9712,7 @@ errors++;
 }
 if((typeof data2 == "number") && (isFinite(data2))){
 if(data2 < 0 || isNaN(data2)){
-const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data2};
+const err9 = {instancePath:instancePath+"/window/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data2};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -9616,7 +9728,7 @@ errors++;
 if(data.pairing !== undefined){
 let data3 = data.pairing;
 if((!(((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3))) && (isFinite(data3)))) && (!(data3 && typeof data3 == "object" && !Array.isArray(data3)))){
-const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data3};
+const err10 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9627,7 +9739,7 @@ errors++;
 }
 if((typeof data3 == "number") && (isFinite(data3))){
 if(data3 < 0 || isNaN(data3)){
-const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data3};
+const err11 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -9639,7 +9751,7 @@ errors++;
 }
 if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(Object.keys(data3).length < 1){
-const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data3};
+const err12 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -9650,7 +9762,7 @@ errors++;
 }
 for(const key2 in data3){
 if(!((key2 === "min") || (key2 === "max"))){
-const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data3};
+const err13 = {instancePath:instancePath+"/pairing",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data3};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -9663,7 +9775,7 @@ errors++;
 if(data3.min !== undefined){
 let data4 = data3.min;
 if(!(((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4))) && (isFinite(data4)))){
-const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data4};
+const err14 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -9674,7 +9786,7 @@ errors++;
 }
 if((typeof data4 == "number") && (isFinite(data4))){
 if(data4 < 0 || isNaN(data4)){
-const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data4};
+const err15 = {instancePath:instancePath+"/pairing/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data4};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -9688,7 +9800,7 @@ errors++;
 if(data3.max !== undefined){
 let data5 = data3.max;
 if(!(((typeof data5 == "number") && (!(data5 % 1) && !isNaN(data5))) && (isFinite(data5)))){
-const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data5};
+const err16 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -9699,7 +9811,7 @@ errors++;
 }
 if((typeof data5 == "number") && (isFinite(data5))){
 if(data5 < 0 || isNaN(data5)){
-const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data5};
+const err17 = {instancePath:instancePath+"/pairing/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data5};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -9715,7 +9827,7 @@ errors++;
 if(data.images !== undefined){
 let data6 = data.images;
 if((!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))) && (!(data6 && typeof data6 == "object" && !Array.isArray(data6)))){
-const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data6};
+const err18 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -9726,7 +9838,7 @@ errors++;
 }
 if((typeof data6 == "number") && (isFinite(data6))){
 if(data6 < 0 || isNaN(data6)){
-const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data6};
+const err19 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -9738,7 +9850,7 @@ errors++;
 }
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data6};
+const err20 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -9749,7 +9861,7 @@ errors++;
 }
 for(const key3 in data6){
 if(!((key3 === "min") || (key3 === "max"))){
-const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data6};
+const err21 = {instancePath:instancePath+"/images",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data6};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -9762,7 +9874,7 @@ errors++;
 if(data6.min !== undefined){
 let data7 = data6.min;
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data7};
+const err22 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -9773,7 +9885,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data7};
+const err23 = {instancePath:instancePath+"/images/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data7};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -9787,7 +9899,7 @@ errors++;
 if(data6.max !== undefined){
 let data8 = data6.max;
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data8};
+const err24 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -9798,7 +9910,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data8};
+const err25 = {instancePath:instancePath+"/images/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data8};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -9814,7 +9926,7 @@ errors++;
 if(data.maxOutput !== undefined){
 let data9 = data.maxOutput;
 if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (!(data9 && typeof data9 == "object" && !Array.isArray(data9)))){
-const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data9};
+const err26 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -9825,7 +9937,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data9};
+const err27 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -9837,7 +9949,7 @@ errors++;
 }
 if(data9 && typeof data9 == "object" && !Array.isArray(data9)){
 if(Object.keys(data9).length < 1){
-const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data9};
+const err28 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9848,7 +9960,7 @@ errors++;
 }
 for(const key4 in data9){
 if(!((key4 === "min") || (key4 === "max"))){
-const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data9};
+const err29 = {instancePath:instancePath+"/maxOutput",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -9861,7 +9973,7 @@ errors++;
 if(data9.min !== undefined){
 let data10 = data9.min;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data10};
+const err30 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -9872,7 +9984,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data10};
+const err31 = {instancePath:instancePath+"/maxOutput/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data10};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -9886,7 +9998,7 @@ errors++;
 if(data9.max !== undefined){
 let data11 = data9.max;
 if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
-const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data11};
+const err32 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -9897,7 +10009,7 @@ errors++;
 }
 if((typeof data11 == "number") && (isFinite(data11))){
 if(data11 < 0 || isNaN(data11)){
-const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data11};
+const err33 = {instancePath:instancePath+"/maxOutput/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data11};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -9913,7 +10025,7 @@ errors++;
 if(data.fault !== undefined){
 let data12 = data.fault;
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (!(data12 && typeof data12 == "object" && !Array.isArray(data12)))){
-const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data12};
+const err34 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -9924,7 +10036,7 @@ errors++;
 }
 if((typeof data12 == "number") && (isFinite(data12))){
 if(data12 < 0 || isNaN(data12)){
-const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data12};
+const err35 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -9936,7 +10048,7 @@ errors++;
 }
 if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
 if(Object.keys(data12).length < 1){
-const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data12};
+const err36 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -9947,7 +10059,7 @@ errors++;
 }
 for(const key5 in data12){
 if(!((key5 === "min") || (key5 === "max"))){
-const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data12};
+const err37 = {instancePath:instancePath+"/fault",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -9960,7 +10072,7 @@ errors++;
 if(data12.min !== undefined){
 let data13 = data12.min;
 if(!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))){
-const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data13};
+const err38 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -9971,7 +10083,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data13};
+const err39 = {instancePath:instancePath+"/fault/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -9985,7 +10097,7 @@ errors++;
 if(data12.max !== undefined){
 let data14 = data12.max;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data14};
+const err40 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -9996,7 +10108,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data14};
+const err41 = {instancePath:instancePath+"/fault/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10012,7 +10124,7 @@ errors++;
 if(data.unclassified !== undefined){
 let data15 = data.unclassified;
 if((!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))) && (!(data15 && typeof data15 == "object" && !Array.isArray(data15)))){
-const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data15};
+const err42 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data15};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10023,7 +10135,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data15};
+const err43 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10035,7 +10147,7 @@ errors++;
 }
 if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
 if(Object.keys(data15).length < 1){
-const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data15};
+const err44 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10046,7 +10158,7 @@ errors++;
 }
 for(const key6 in data15){
 if(!((key6 === "min") || (key6 === "max"))){
-const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data15};
+const err45 = {instancePath:instancePath+"/unclassified",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10059,7 +10171,7 @@ errors++;
 if(data15.min !== undefined){
 let data16 = data15.min;
 if(!(((typeof data16 == "number") && (!(data16 % 1) && !isNaN(data16))) && (isFinite(data16)))){
-const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data16};
+const err46 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10070,7 +10182,7 @@ errors++;
 }
 if((typeof data16 == "number") && (isFinite(data16))){
 if(data16 < 0 || isNaN(data16)){
-const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data16};
+const err47 = {instancePath:instancePath+"/unclassified/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data16};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10084,7 +10196,7 @@ errors++;
 if(data15.max !== undefined){
 let data17 = data15.max;
 if(!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17)))){
-const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data17};
+const err48 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10095,7 +10207,7 @@ errors++;
 }
 if((typeof data17 == "number") && (isFinite(data17))){
 if(data17 < 0 || isNaN(data17)){
-const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data17};
+const err49 = {instancePath:instancePath+"/unclassified/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data17};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10111,7 +10223,7 @@ errors++;
 if(data.total !== undefined){
 let data18 = data.total;
 if((!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))) && (!(data18 && typeof data18 == "object" && !Array.isArray(data18)))){
-const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data18};
+const err50 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data18};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10122,7 +10234,7 @@ errors++;
 }
 if((typeof data18 == "number") && (isFinite(data18))){
 if(data18 < 0 || isNaN(data18)){
-const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data18};
+const err51 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data18};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10134,7 +10246,7 @@ errors++;
 }
 if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
 if(Object.keys(data18).length < 1){
-const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data18};
+const err52 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data18};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10145,7 +10257,7 @@ errors++;
 }
 for(const key7 in data18){
 if(!((key7 === "min") || (key7 === "max"))){
-const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data18};
+const err53 = {instancePath:instancePath+"/total",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data18};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10158,7 +10270,7 @@ errors++;
 if(data18.min !== undefined){
 let data19 = data18.min;
 if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data19};
+const err54 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -10169,7 +10281,7 @@ errors++;
 }
 if((typeof data19 == "number") && (isFinite(data19))){
 if(data19 < 0 || isNaN(data19)){
-const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data19};
+const err55 = {instancePath:instancePath+"/total/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data19};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -10183,7 +10295,7 @@ errors++;
 if(data18.max !== undefined){
 let data20 = data18.max;
 if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
-const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data20};
+const err56 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -10194,7 +10306,7 @@ errors++;
 }
 if((typeof data20 == "number") && (isFinite(data20))){
 if(data20 < 0 || isNaN(data20)){
-const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data20};
+const err57 = {instancePath:instancePath+"/total/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data20};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -10209,7 +10321,7 @@ errors++;
 }
 }
 else {
-const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
+const err58 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -10218,18 +10330,18 @@ vErrors.push(err58);
 }
 errors++;
 }
-validate73.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 for(const key0 in data){
-if(!(func2.call(schema72.properties, key0))){
-const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data};
+if(!(func2.call(schema74.properties, key0))){
+const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10242,7 +10354,7 @@ errors++;
 if(data.seedSpecific !== undefined){
 let data0 = data.seedSpecific;
 if(typeof data0 !== "boolean"){
-const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema72.properties.seedSpecific.type,parentSchema:schema72.properties.seedSpecific,data:data0};
+const err1 = {instancePath:instancePath+"/seedSpecific",schemaPath:"#/properties/seedSpecific/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema74.properties.seedSpecific.type,parentSchema:schema74.properties.seedSpecific,data:data0};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -10255,7 +10367,7 @@ errors++;
 if(data.invariants !== undefined){
 let data1 = data.invariants;
 if((typeof data1 !== "string") && (!(Array.isArray(data1)))){
-const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema72.properties.invariants.type},message:"must be string,array",schema:schema72.properties.invariants.type,parentSchema:schema72.properties.invariants,data:data1};
+const err2 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/type",keyword:"type",params:{type: schema74.properties.invariants.type},message:"must be string,array",schema:schema74.properties.invariants.type,parentSchema:schema74.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -10291,7 +10403,7 @@ let ifClause0;
 if(_valid0){
 const _errs9 = errors;
 if("all" !== data1){
-const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema72.properties.invariants.then,data:data1};
+const err4 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/then/const",keyword:"const",params:{allowedValue: "all"},message:"must be equal to constant",schema:"all",parentSchema:schema74.properties.invariants.then,data:data1};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -10308,7 +10420,7 @@ else {
 const _errs10 = errors;
 if(Array.isArray(data1)){
 if(data1.length < 1){
-const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema72.properties.invariants.else,data:data1};
+const err5 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema74.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -10321,7 +10433,7 @@ const len0 = data1.length;
 for(let i0=0; i0<len0; i0++){
 let data2 = data1[i0];
 if(typeof data2 !== "string"){
-const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema73.type,parentSchema:schema73,data:data2};
+const err6 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema75.type,parentSchema:schema75,data:data2};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -10331,7 +10443,7 @@ vErrors.push(err6);
 errors++;
 }
 if(!(((((((((((((((((((((((((((((((((((((((((((((((data2 === "INV-01") || (data2 === "INV-02")) || (data2 === "INV-03")) || (data2 === "INV-04")) || (data2 === "INV-05")) || (data2 === "INV-06")) || (data2 === "INV-07")) || (data2 === "INV-08")) || (data2 === "INV-09")) || (data2 === "INV-10")) || (data2 === "INV-11")) || (data2 === "INV-12")) || (data2 === "INV-13")) || (data2 === "INV-14")) || (data2 === "INV-15")) || (data2 === "INV-16")) || (data2 === "INV-17")) || (data2 === "INV-18")) || (data2 === "INV-19")) || (data2 === "INV-20")) || (data2 === "INV-21")) || (data2 === "INV-22")) || (data2 === "INV-23")) || (data2 === "INV-24")) || (data2 === "INV-25")) || (data2 === "INV-26")) || (data2 === "INV-27")) || (data2 === "INV-28")) || (data2 === "INV-29")) || (data2 === "INV-30")) || (data2 === "INV-31")) || (data2 === "INV-32")) || (data2 === "INV-33")) || (data2 === "INV-34")) || (data2 === "INV-35")) || (data2 === "INV-36")) || (data2 === "INV-37")) || (data2 === "INV-38")) || (data2 === "INV-39")) || (data2 === "INV-40")) || (data2 === "INV-41")) || (data2 === "INV-42")) || (data2 === "INV-43")) || (data2 === "INV-44")) || (data2 === "INV-45")) || (data2 === "INV-46")) || (data2 === "INV-47"))){
-const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema73.enum},message:"must be equal to one of the allowed values",schema:schema73.enum,parentSchema:schema73,data:data2};
+const err7 = {instancePath:instancePath+"/invariants/" + i0,schemaPath:"#/definitions/InvariantId/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values",schema:schema75.enum,parentSchema:schema75,data:data2};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -10348,7 +10460,7 @@ outer0:
 for(;i1--;){
 for(j0 = i1; j0--;){
 if(func0(data1[i1], data1[j0])){
-const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema72.properties.invariants.else,data:data1};
+const err8 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/else/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema74.properties.invariants.else,data:data1};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -10367,7 +10479,7 @@ valid1 = _valid0;
 ifClause0 = "else";
 }
 if(!valid1){
-const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema72.properties.invariants.if,parentSchema:schema72.properties.invariants,data:data1};
+const err9 = {instancePath:instancePath+"/invariants",schemaPath:"#/properties/invariants/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema74.properties.invariants.if,parentSchema:schema74.properties.invariants,data:data1};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10381,7 +10493,7 @@ if(data.outcome !== undefined){
 let data3 = data.outcome;
 if(Array.isArray(data3)){
 if(data3.length > 10000){
-const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema72.properties.outcome,data:data3};
+const err10 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema74.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10392,14 +10504,14 @@ errors++;
 }
 const len1 = data3.length;
 for(let i2=0; i2<len1; i2++){
-if(!(validate58(data3[i2], {instancePath:instancePath+"/outcome/" + i2,parentData:data3,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+if(!(validate60(data3[i2], {instancePath:instancePath+"/outcome/" + i2,parentData:data3,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.properties.outcome.type,parentSchema:schema72.properties.outcome,data:data3};
+const err11 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.properties.outcome.type,parentSchema:schema74.properties.outcome,data:data3};
 if(vErrors === null){
 vErrors = [err11];
 }
@@ -10410,8 +10522,8 @@ errors++;
 }
 }
 if(data.counts !== undefined){
-if(!(validate60(data.counts, {instancePath:instancePath+"/counts",parentData:data,parentDataProperty:"counts",rootData}))){
-vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+if(!(validate62(data.counts, {instancePath:instancePath+"/counts",parentData:data,parentDataProperty:"counts",rootData}))){
+vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
 errors = vErrors.length;
 }
 }
@@ -10419,7 +10531,7 @@ if(data.finalPressure !== undefined){
 let data6 = data.finalPressure;
 if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
 if(Object.keys(data6).length < 1){
-const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema86,data:data6};
+const err12 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema88,data:data6};
 if(vErrors === null){
 vErrors = [err12];
 }
@@ -10430,7 +10542,7 @@ errors++;
 }
 for(const key1 in data6){
 if(!((((key1 === "ratioMin") || (key1 === "ratioMax")) || (key1 === "tokensMin")) || (key1 === "tokensMax"))){
-const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema86,data:data6};
+const err13 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema88,data:data6};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -10444,7 +10556,7 @@ if(data6.ratioMin !== undefined){
 let data7 = data6.ratioMin;
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema86.properties.ratioMin,data:data7};
+const err14 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema88.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -10455,7 +10567,7 @@ errors++;
 }
 }
 else {
-const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema86.properties.ratioMin.type,parentSchema:schema86.properties.ratioMin,data:data7};
+const err15 = {instancePath:instancePath+"/finalPressure/ratioMin",schemaPath:"#/definitions/FinalPressure/properties/ratioMin/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema88.properties.ratioMin.type,parentSchema:schema88.properties.ratioMin,data:data7};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -10469,7 +10581,7 @@ if(data6.ratioMax !== undefined){
 let data8 = data6.ratioMax;
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema86.properties.ratioMax,data:data8};
+const err16 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema88.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -10480,7 +10592,7 @@ errors++;
 }
 }
 else {
-const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema86.properties.ratioMax.type,parentSchema:schema86.properties.ratioMax,data:data8};
+const err17 = {instancePath:instancePath+"/finalPressure/ratioMax",schemaPath:"#/definitions/FinalPressure/properties/ratioMax/type",keyword:"type",params:{type: "number"},message:"must be number",schema:schema88.properties.ratioMax.type,parentSchema:schema88.properties.ratioMax,data:data8};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10493,7 +10605,7 @@ errors++;
 if(data6.tokensMin !== undefined){
 let data9 = data6.tokensMin;
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema86.properties.tokensMin.type,parentSchema:schema86.properties.tokensMin,data:data9};
+const err18 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.tokensMin.type,parentSchema:schema88.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10504,7 +10616,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema86.properties.tokensMin,data:data9};
+const err19 = {instancePath:instancePath+"/finalPressure/tokensMin",schemaPath:"#/definitions/FinalPressure/properties/tokensMin/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema88.properties.tokensMin,data:data9};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -10518,7 +10630,7 @@ errors++;
 if(data6.tokensMax !== undefined){
 let data10 = data6.tokensMax;
 if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
-const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema86.properties.tokensMax.type,parentSchema:schema86.properties.tokensMax,data:data10};
+const err20 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.properties.tokensMax.type,parentSchema:schema88.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10529,7 +10641,7 @@ errors++;
 }
 if((typeof data10 == "number") && (isFinite(data10))){
 if(data10 < 0 || isNaN(data10)){
-const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema86.properties.tokensMax,data:data10};
+const err21 = {instancePath:instancePath+"/finalPressure/tokensMax",schemaPath:"#/definitions/FinalPressure/properties/tokensMax/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema88.properties.tokensMax,data:data10};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -10542,7 +10654,7 @@ errors++;
 }
 }
 else {
-const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data:data6};
+const err22 = {instancePath:instancePath+"/finalPressure",schemaPath:"#/definitions/FinalPressure/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.type,parentSchema:schema88,data:data6};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -10556,7 +10668,7 @@ if(data.events !== undefined){
 let data11 = data.events;
 if(Array.isArray(data11)){
 if(data11.length > 10000){
-const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema72.properties.events,data:data11};
+const err23 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema74.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -10567,14 +10679,14 @@ errors++;
 }
 const len2 = data11.length;
 for(let i3=0; i3<len2; i3++){
-if(!(validate62(data11[i3], {instancePath:instancePath+"/events/" + i3,parentData:data11,parentDataProperty:i3,rootData}))){
-vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+if(!(validate64(data11[i3], {instancePath:instancePath+"/events/" + i3,parentData:data11,parentDataProperty:i3,rootData}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.properties.events.type,parentSchema:schema72.properties.events,data:data11};
+const err24 = {instancePath:instancePath+"/events",schemaPath:"#/properties/events/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.properties.events.type,parentSchema:schema74.properties.events,data:data11};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -10587,7 +10699,7 @@ errors++;
 if(data.finalSurfaceNodes !== undefined){
 let data13 = data.finalSurfaceNodes;
 if((!(((typeof data13 == "number") && (!(data13 % 1) && !isNaN(data13))) && (isFinite(data13)))) && (!(data13 && typeof data13 == "object" && !Array.isArray(data13)))){
-const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema79.type},message:"must be integer,object",schema:schema79.type,parentSchema:schema79,data:data13};
+const err25 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/type",keyword:"type",params:{type: schema81.type},message:"must be integer,object",schema:schema81.type,parentSchema:schema81,data:data13};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -10598,7 +10710,7 @@ errors++;
 }
 if((typeof data13 == "number") && (isFinite(data13))){
 if(data13 < 0 || isNaN(data13)){
-const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79,data:data13};
+const err26 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81,data:data13};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -10610,7 +10722,7 @@ errors++;
 }
 if(data13 && typeof data13 == "object" && !Array.isArray(data13)){
 if(Object.keys(data13).length < 1){
-const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema79,data:data13};
+const err27 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/minProperties",keyword:"minProperties",params:{limit: 1},message:"must NOT have fewer than 1 properties",schema:1,parentSchema:schema81,data:data13};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -10621,7 +10733,7 @@ errors++;
 }
 for(const key2 in data13){
 if(!((key2 === "min") || (key2 === "max"))){
-const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema79,data:data13};
+const err28 = {instancePath:instancePath+"/finalSurfaceNodes",schemaPath:"#/definitions/CountBound/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema81,data:data13};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -10634,7 +10746,7 @@ errors++;
 if(data13.min !== undefined){
 let data14 = data13.min;
 if(!(((typeof data14 == "number") && (!(data14 % 1) && !isNaN(data14))) && (isFinite(data14)))){
-const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.min.type,parentSchema:schema79.properties.min,data:data14};
+const err29 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.min.type,parentSchema:schema81.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -10645,7 +10757,7 @@ errors++;
 }
 if((typeof data14 == "number") && (isFinite(data14))){
 if(data14 < 0 || isNaN(data14)){
-const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.min,data:data14};
+const err30 = {instancePath:instancePath+"/finalSurfaceNodes/min",schemaPath:"#/definitions/CountBound/properties/min/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.min,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -10659,7 +10771,7 @@ errors++;
 if(data13.max !== undefined){
 let data15 = data13.max;
 if(!(((typeof data15 == "number") && (!(data15 % 1) && !isNaN(data15))) && (isFinite(data15)))){
-const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.properties.max.type,parentSchema:schema79.properties.max,data:data15};
+const err31 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema81.properties.max.type,parentSchema:schema81.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -10670,7 +10782,7 @@ errors++;
 }
 if((typeof data15 == "number") && (isFinite(data15))){
 if(data15 < 0 || isNaN(data15)){
-const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema79.properties.max,data:data15};
+const err32 = {instancePath:instancePath+"/finalSurfaceNodes/max",schemaPath:"#/definitions/CountBound/properties/max/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema81.properties.max,data:data15};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -10684,8 +10796,8 @@ errors++;
 }
 }
 if(data.perPreStep !== undefined){
-if(!(validate64(data.perPreStep, {instancePath:instancePath+"/perPreStep",parentData:data,parentDataProperty:"perPreStep",rootData}))){
-vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+if(!(validate66(data.perPreStep, {instancePath:instancePath+"/perPreStep",parentData:data,parentDataProperty:"perPreStep",rootData}))){
+vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
 errors = vErrors.length;
 }
 }
@@ -10693,7 +10805,7 @@ if(data.summarized !== undefined){
 let data17 = data.summarized;
 if(Array.isArray(data17)){
 if(data17.length > 10000){
-const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema72.properties.summarized,data:data17};
+const err33 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema74.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -10704,14 +10816,14 @@ errors++;
 }
 const len3 = data17.length;
 for(let i4=0; i4<len3; i4++){
-if(!(validate66(data17[i4], {instancePath:instancePath+"/summarized/" + i4,parentData:data17,parentDataProperty:i4,rootData}))){
-vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+if(!(validate68(data17[i4], {instancePath:instancePath+"/summarized/" + i4,parentData:data17,parentDataProperty:i4,rootData}))){
+vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.properties.summarized.type,parentSchema:schema72.properties.summarized,data:data17};
+const err34 = {instancePath:instancePath+"/summarized",schemaPath:"#/properties/summarized/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.properties.summarized.type,parentSchema:schema74.properties.summarized,data:data17};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -10725,7 +10837,7 @@ if(data.warnings !== undefined){
 let data19 = data.warnings;
 if(Array.isArray(data19)){
 if(data19.length > 10000){
-const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema72.properties.warnings,data:data19};
+const err35 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema74.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -10736,14 +10848,14 @@ errors++;
 }
 const len4 = data19.length;
 for(let i5=0; i5<len4; i5++){
-if(!(validate71(data19[i5], {instancePath:instancePath+"/warnings/" + i5,parentData:data19,parentDataProperty:i5,rootData}))){
-vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+if(!(validate73(data19[i5], {instancePath:instancePath+"/warnings/" + i5,parentData:data19,parentDataProperty:i5,rootData}))){
+vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err36 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.properties.warnings.type,parentSchema:schema72.properties.warnings,data:data19};
+const err36 = {instancePath:instancePath+"/warnings",schemaPath:"#/properties/warnings/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.properties.warnings.type,parentSchema:schema74.properties.warnings,data:data19};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -10754,8 +10866,8 @@ errors++;
 }
 }
 if(data.rejections !== undefined){
-if(!(validate73(data.rejections, {instancePath:instancePath+"/rejections",parentData:data,parentDataProperty:"rejections",rootData}))){
-vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+if(!(validate75(data.rejections, {instancePath:instancePath+"/rejections",parentData:data,parentDataProperty:"rejections",rootData}))){
+vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
 errors = vErrors.length;
 }
 }
@@ -10763,7 +10875,7 @@ if(data.requests !== undefined){
 let data22 = data.requests;
 if(Array.isArray(data22)){
 if(data22.length > 10000){
-const err37 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema72.properties.requests,data:data22};
+const err37 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/maxItems",keyword:"maxItems",params:{limit: 10000},message:"must NOT have more than 10000 items",schema:10000,parentSchema:schema74.properties.requests,data:data22};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -10778,7 +10890,7 @@ let data23 = data22[i6];
 if(data23 && typeof data23 == "object" && !Array.isArray(data23)){
 for(const key3 in data23){
 if(!((((((((key3 === "purpose") || (key3 === "every")) || (key3 === "absent")) || (key3 === "message")) || (key3 === "role")) || (key3 === "equals")) || (key3 === "contains")) || (key3 === "matches"))){
-const err38 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema113,data:data23};
+const err38 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema115,data:data23};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -10791,7 +10903,7 @@ errors++;
 if(data23.purpose !== undefined){
 let data24 = data23.purpose;
 if(typeof data24 !== "string"){
-const err39 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.purpose.type,parentSchema:schema113.properties.purpose,data:data24};
+const err39 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.purpose.type,parentSchema:schema115.properties.purpose,data:data24};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -10801,7 +10913,7 @@ vErrors.push(err39);
 errors++;
 }
 if(!(((data24 === "conversation") || (data24 === "compaction")) || (data24 === "session-title"))){
-const err40 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema113.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema113.properties.purpose.enum,parentSchema:schema113.properties.purpose,data:data24};
+const err40 = {instancePath:instancePath+"/requests/" + i6+"/purpose",schemaPath:"#/definitions/RequestPattern/properties/purpose/enum",keyword:"enum",params:{allowedValues: schema115.properties.purpose.enum},message:"must be equal to one of the allowed values",schema:schema115.properties.purpose.enum,parentSchema:schema115.properties.purpose,data:data24};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -10814,7 +10926,7 @@ errors++;
 if(data23.every !== undefined){
 let data25 = data23.every;
 if(true !== data25){
-const err41 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema113.properties.every,data:data25};
+const err41 = {instancePath:instancePath+"/requests/" + i6+"/every",schemaPath:"#/definitions/RequestPattern/properties/every/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema115.properties.every,data:data25};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -10827,7 +10939,7 @@ errors++;
 if(data23.absent !== undefined){
 let data26 = data23.absent;
 if(true !== data26){
-const err42 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema113.properties.absent,data:data26};
+const err42 = {instancePath:instancePath+"/requests/" + i6+"/absent",schemaPath:"#/definitions/RequestPattern/properties/absent/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema115.properties.absent,data:data26};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -10840,7 +10952,7 @@ errors++;
 if(data23.message !== undefined){
 let data27 = data23.message;
 if(!(((typeof data27 == "number") && (!(data27 % 1) && !isNaN(data27))) && (isFinite(data27)))){
-const err43 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema113.properties.message.type,parentSchema:schema113.properties.message,data:data27};
+const err43 = {instancePath:instancePath+"/requests/" + i6+"/message",schemaPath:"#/definitions/RequestPattern/properties/message/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema115.properties.message.type,parentSchema:schema115.properties.message,data:data27};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -10853,7 +10965,7 @@ errors++;
 if(data23.role !== undefined){
 let data28 = data23.role;
 if(typeof data28 !== "string"){
-const err44 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.role.type,parentSchema:schema113.properties.role,data:data28};
+const err44 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.role.type,parentSchema:schema115.properties.role,data:data28};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -10863,7 +10975,7 @@ vErrors.push(err44);
 errors++;
 }
 if(!(((data28 === "system") || (data28 === "user")) || (data28 === "assistant"))){
-const err45 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema113.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema113.properties.role.enum,parentSchema:schema113.properties.role,data:data28};
+const err45 = {instancePath:instancePath+"/requests/" + i6+"/role",schemaPath:"#/definitions/RequestPattern/properties/role/enum",keyword:"enum",params:{allowedValues: schema115.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema115.properties.role.enum,parentSchema:schema115.properties.role,data:data28};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -10876,7 +10988,7 @@ errors++;
 if(data23.equals !== undefined){
 let data29 = data23.equals;
 if(typeof data29 !== "string"){
-const err46 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.equals.type,parentSchema:schema113.properties.equals,data:data29};
+const err46 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.equals.type,parentSchema:schema115.properties.equals,data:data29};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -10886,7 +10998,7 @@ vErrors.push(err46);
 errors++;
 }
 if(!((data29 === "first") || (data29 === "previous"))){
-const err47 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema113.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema113.properties.equals.enum,parentSchema:schema113.properties.equals,data:data29};
+const err47 = {instancePath:instancePath+"/requests/" + i6+"/equals",schemaPath:"#/definitions/RequestPattern/properties/equals/enum",keyword:"enum",params:{allowedValues: schema115.properties.equals.enum},message:"must be equal to one of the allowed values",schema:schema115.properties.equals.enum,parentSchema:schema115.properties.equals,data:data29};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -10900,7 +11012,7 @@ if(data23.contains !== undefined){
 let data30 = data23.contains;
 if(typeof data30 === "string"){
 if(func3(data30) < 1){
-const err48 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema113.properties.contains,data:data30};
+const err48 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema115.properties.contains,data:data30};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -10911,7 +11023,7 @@ errors++;
 }
 }
 else {
-const err49 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.contains.type,parentSchema:schema113.properties.contains,data:data30};
+const err49 = {instancePath:instancePath+"/requests/" + i6+"/contains",schemaPath:"#/definitions/RequestPattern/properties/contains/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.contains.type,parentSchema:schema115.properties.contains,data:data30};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -10924,7 +11036,7 @@ errors++;
 if(data23.matches !== undefined){
 let data31 = data23.matches;
 if(typeof data31 !== "string"){
-const err50 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.matches.type,parentSchema:schema113.properties.matches,data:data31};
+const err50 = {instancePath:instancePath+"/requests/" + i6+"/matches",schemaPath:"#/definitions/RequestPattern/properties/matches/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.matches.type,parentSchema:schema115.properties.matches,data:data31};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -10936,7 +11048,7 @@ errors++;
 }
 }
 else {
-const err51 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data:data23};
+const err51 = {instancePath:instancePath+"/requests/" + i6,schemaPath:"#/definitions/RequestPattern/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data:data23};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -10948,7 +11060,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.properties.requests.type,parentSchema:schema72.properties.requests,data:data22};
+const err52 = {instancePath:instancePath+"/requests",schemaPath:"#/properties/requests/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.properties.requests.type,parentSchema:schema74.properties.requests,data:data22};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -10960,7 +11072,7 @@ errors++;
 }
 }
 else {
-const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
+const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema74.type,parentSchema:schema74,data};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -10969,17 +11081,17 @@ vErrors.push(err53);
 }
 errors++;
 }
-validate57.errors = vErrors;
+validate59.errors = vErrors;
 return errors === 0;
 }
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
 let vErrors = null;
 let errors = 0;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.name === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema71.required,parentSchema:schema71,data};
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema73.required,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -10990,7 +11102,7 @@ errors++;
 }
 for(const key0 in data){
 if(!(((((key0 === "name") || (key0 === "transcript")) || (key0 === "faults")) || (key0 === "manual")) || (key0 === "expect"))){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema71,data};
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err1];
 }
@@ -11004,7 +11116,7 @@ if(data.name !== undefined){
 let data0 = data.name;
 if(typeof data0 === "string"){
 if(!pattern4.test(data0)){
-const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema71.properties.name,data:data0};
+const err2 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/pattern",keyword:"pattern",params:{pattern: "^[a-z0-9][a-z0-9-]{0,31}$"},message:"must match pattern \""+"^[a-z0-9][a-z0-9-]{0,31}$"+"\"",schema:"^[a-z0-9][a-z0-9-]{0,31}$",parentSchema:schema73.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -11015,7 +11127,7 @@ errors++;
 }
 }
 else {
-const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema71.properties.name.type,parentSchema:schema71.properties.name,data:data0};
+const err3 = {instancePath:instancePath+"/name",schemaPath:"#/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema73.properties.name.type,parentSchema:schema73.properties.name,data:data0};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -11035,7 +11147,7 @@ if(data.faults !== undefined){
 let data2 = data.faults;
 if(Array.isArray(data2)){
 if(data2.length > 1000){
-const err4 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema71.properties.faults,data:data2};
+const err4 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema73.properties.faults,data:data2};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -11046,14 +11158,14 @@ errors++;
 }
 const len0 = data2.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate45(data2[i0], {instancePath:instancePath+"/faults/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate47(data2[i0], {instancePath:instancePath+"/faults/" + i0,parentData:data2,parentDataProperty:i0,rootData}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err5 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.properties.faults.type,parentSchema:schema71.properties.faults,data:data2};
+const err5 = {instancePath:instancePath+"/faults",schemaPath:"#/properties/faults/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema73.properties.faults.type,parentSchema:schema73.properties.faults,data:data2};
 if(vErrors === null){
 vErrors = [err5];
 }
@@ -11067,7 +11179,7 @@ if(data.manual !== undefined){
 let data4 = data.manual;
 if(Array.isArray(data4)){
 if(data4.length > 1000){
-const err6 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema71.properties.manual,data:data4};
+const err6 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items",schema:1000,parentSchema:schema73.properties.manual,data:data4};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -11078,14 +11190,14 @@ errors++;
 }
 const len1 = data4.length;
 for(let i1=0; i1<len1; i1++){
-if(!(validate51(data4[i1], {instancePath:instancePath+"/manual/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data4[i1], {instancePath:instancePath+"/manual/" + i1,parentData:data4,parentDataProperty:i1,rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err7 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.properties.manual.type,parentSchema:schema71.properties.manual,data:data4};
+const err7 = {instancePath:instancePath+"/manual",schemaPath:"#/properties/manual/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema73.properties.manual.type,parentSchema:schema73.properties.manual,data:data4};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -11096,14 +11208,14 @@ errors++;
 }
 }
 if(data.expect !== undefined){
-if(!(validate57(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }
 }
 else {
-const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema71.type,parentSchema:schema71,data};
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema73.type,parentSchema:schema73,data};
 if(vErrors === null){
 vErrors = [err8];
 }
@@ -11112,7 +11224,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
 
@@ -11498,8 +11610,8 @@ errors++;
 }
 const len1 = data14.length;
 for(let i2=0; i2<len1; i2++){
-if(!(validate45(data14[i2], {instancePath:instancePath+"/faults/" + i2,parentData:data14,parentDataProperty:i2,rootData}))){
-vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+if(!(validate47(data14[i2], {instancePath:instancePath+"/faults/" + i2,parentData:data14,parentDataProperty:i2,rootData}))){
+vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
 errors = vErrors.length;
 }
 }
@@ -11530,8 +11642,8 @@ errors++;
 }
 const len2 = data16.length;
 for(let i3=0; i3<len2; i3++){
-if(!(validate51(data16[i3], {instancePath:instancePath+"/manual/" + i3,parentData:data16,parentDataProperty:i3,rootData}))){
-vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+if(!(validate53(data16[i3], {instancePath:instancePath+"/manual/" + i3,parentData:data16,parentDataProperty:i3,rootData}))){
+vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
 errors = vErrors.length;
 }
 }
@@ -11565,7 +11677,7 @@ for(let i4=0; i4<len3; i4++){
 let data19 = data18[i4];
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
 if(data19.during === undefined){
-const err33 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/required",keyword:"required",params:{missingProperty: "during"},message:"must have required property '"+"during"+"'",schema:schema70.required,parentSchema:schema70,data:data19};
+const err33 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/required",keyword:"required",params:{missingProperty: "during"},message:"must have required property '"+"during"+"'",schema:schema72.required,parentSchema:schema72,data:data19};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -11575,7 +11687,7 @@ vErrors.push(err33);
 errors++;
 }
 if(data19.do === undefined){
-const err34 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/required",keyword:"required",params:{missingProperty: "do"},message:"must have required property '"+"do"+"'",schema:schema70.required,parentSchema:schema70,data:data19};
+const err34 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/required",keyword:"required",params:{missingProperty: "do"},message:"must have required property '"+"do"+"'",schema:schema72.required,parentSchema:schema72,data:data19};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -11585,8 +11697,8 @@ vErrors.push(err34);
 errors++;
 }
 for(const key2 in data19){
-if(!(func2.call(schema70.properties, key2))){
-const err35 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema70,data:data19};
+if(!(func2.call(schema72.properties, key2))){
+const err35 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema72,data:data19};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11599,7 +11711,7 @@ errors++;
 if(data19.during !== undefined){
 let data20 = data19.during;
 if(typeof data20 !== "string"){
-const err36 = {instancePath:instancePath+"/concurrent/" + i4+"/during",schemaPath:"#/definitions/ConcurrentAction/properties/during/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.during.type,parentSchema:schema70.properties.during,data:data20};
+const err36 = {instancePath:instancePath+"/concurrent/" + i4+"/during",schemaPath:"#/definitions/ConcurrentAction/properties/during/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.properties.during.type,parentSchema:schema72.properties.during,data:data20};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -11609,7 +11721,7 @@ vErrors.push(err36);
 errors++;
 }
 if(!((((data20 === "summary") || (data20 === "flush")) || (data20 === "pre-step")) || (data20 === "idle"))){
-const err37 = {instancePath:instancePath+"/concurrent/" + i4+"/during",schemaPath:"#/definitions/ConcurrentAction/properties/during/enum",keyword:"enum",params:{allowedValues: schema70.properties.during.enum},message:"must be equal to one of the allowed values",schema:schema70.properties.during.enum,parentSchema:schema70.properties.during,data:data20};
+const err37 = {instancePath:instancePath+"/concurrent/" + i4+"/during",schemaPath:"#/definitions/ConcurrentAction/properties/during/enum",keyword:"enum",params:{allowedValues: schema72.properties.during.enum},message:"must be equal to one of the allowed values",schema:schema72.properties.during.enum,parentSchema:schema72.properties.during,data:data20};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -11622,7 +11734,7 @@ errors++;
 if(data19.occurrence !== undefined){
 let data21 = data19.occurrence;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err38 = {instancePath:instancePath+"/concurrent/" + i4+"/occurrence",schemaPath:"#/definitions/ConcurrentAction/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.occurrence.type,parentSchema:schema70.properties.occurrence,data:data21};
+const err38 = {instancePath:instancePath+"/concurrent/" + i4+"/occurrence",schemaPath:"#/definitions/ConcurrentAction/properties/occurrence/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.occurrence.type,parentSchema:schema72.properties.occurrence,data:data21};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -11633,7 +11745,7 @@ errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
 if(data21 < 1 || isNaN(data21)){
-const err39 = {instancePath:instancePath+"/concurrent/" + i4+"/occurrence",schemaPath:"#/definitions/ConcurrentAction/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema70.properties.occurrence,data:data21};
+const err39 = {instancePath:instancePath+"/concurrent/" + i4+"/occurrence",schemaPath:"#/definitions/ConcurrentAction/properties/occurrence/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema72.properties.occurrence,data:data21};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -11647,7 +11759,7 @@ errors++;
 if(data19.at !== undefined){
 let data22 = data19.at;
 if(typeof data22 !== "string"){
-const err40 = {instancePath:instancePath+"/concurrent/" + i4+"/at",schemaPath:"#/definitions/ConcurrentAction/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.at.type,parentSchema:schema70.properties.at,data:data22};
+const err40 = {instancePath:instancePath+"/concurrent/" + i4+"/at",schemaPath:"#/definitions/ConcurrentAction/properties/at/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.properties.at.type,parentSchema:schema72.properties.at,data:data22};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -11657,7 +11769,7 @@ vErrors.push(err40);
 errors++;
 }
 if(!((((data22 === "before-first-chunk") || (data22 === "after-chunk")) || (data22 === "after-resolve")) || (data22 === "seed"))){
-const err41 = {instancePath:instancePath+"/concurrent/" + i4+"/at",schemaPath:"#/definitions/ConcurrentAction/properties/at/enum",keyword:"enum",params:{allowedValues: schema70.properties.at.enum},message:"must be equal to one of the allowed values",schema:schema70.properties.at.enum,parentSchema:schema70.properties.at,data:data22};
+const err41 = {instancePath:instancePath+"/concurrent/" + i4+"/at",schemaPath:"#/definitions/ConcurrentAction/properties/at/enum",keyword:"enum",params:{allowedValues: schema72.properties.at.enum},message:"must be equal to one of the allowed values",schema:schema72.properties.at.enum,parentSchema:schema72.properties.at,data:data22};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -11670,7 +11782,7 @@ errors++;
 if(data19.chunk !== undefined){
 let data23 = data19.chunk;
 if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
-const err42 = {instancePath:instancePath+"/concurrent/" + i4+"/chunk",schemaPath:"#/definitions/ConcurrentAction/properties/chunk/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.chunk.type,parentSchema:schema70.properties.chunk,data:data23};
+const err42 = {instancePath:instancePath+"/concurrent/" + i4+"/chunk",schemaPath:"#/definitions/ConcurrentAction/properties/chunk/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.chunk.type,parentSchema:schema72.properties.chunk,data:data23};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -11681,7 +11793,7 @@ errors++;
 }
 if((typeof data23 == "number") && (isFinite(data23))){
 if(data23 < 1 || isNaN(data23)){
-const err43 = {instancePath:instancePath+"/concurrent/" + i4+"/chunk",schemaPath:"#/definitions/ConcurrentAction/properties/chunk/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema70.properties.chunk,data:data23};
+const err43 = {instancePath:instancePath+"/concurrent/" + i4+"/chunk",schemaPath:"#/definitions/ConcurrentAction/properties/chunk/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema72.properties.chunk,data:data23};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -11695,7 +11807,7 @@ errors++;
 if(data19.turn !== undefined){
 let data24 = data19.turn;
 if(!(((typeof data24 == "number") && (!(data24 % 1) && !isNaN(data24))) && (isFinite(data24)))){
-const err44 = {instancePath:instancePath+"/concurrent/" + i4+"/turn",schemaPath:"#/definitions/ConcurrentAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.turn.type,parentSchema:schema70.properties.turn,data:data24};
+const err44 = {instancePath:instancePath+"/concurrent/" + i4+"/turn",schemaPath:"#/definitions/ConcurrentAction/properties/turn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.turn.type,parentSchema:schema72.properties.turn,data:data24};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -11706,7 +11818,7 @@ errors++;
 }
 if((typeof data24 == "number") && (isFinite(data24))){
 if(data24 < 1 || isNaN(data24)){
-const err45 = {instancePath:instancePath+"/concurrent/" + i4+"/turn",schemaPath:"#/definitions/ConcurrentAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema70.properties.turn,data:data24};
+const err45 = {instancePath:instancePath+"/concurrent/" + i4+"/turn",schemaPath:"#/definitions/ConcurrentAction/properties/turn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema72.properties.turn,data:data24};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -11720,7 +11832,7 @@ errors++;
 if(data19.step !== undefined){
 let data25 = data19.step;
 if(!(((typeof data25 == "number") && (!(data25 % 1) && !isNaN(data25))) && (isFinite(data25)))){
-const err46 = {instancePath:instancePath+"/concurrent/" + i4+"/step",schemaPath:"#/definitions/ConcurrentAction/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.step.type,parentSchema:schema70.properties.step,data:data25};
+const err46 = {instancePath:instancePath+"/concurrent/" + i4+"/step",schemaPath:"#/definitions/ConcurrentAction/properties/step/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.step.type,parentSchema:schema72.properties.step,data:data25};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -11731,7 +11843,7 @@ errors++;
 }
 if((typeof data25 == "number") && (isFinite(data25))){
 if(data25 < 1 || isNaN(data25)){
-const err47 = {instancePath:instancePath+"/concurrent/" + i4+"/step",schemaPath:"#/definitions/ConcurrentAction/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema70.properties.step,data:data25};
+const err47 = {instancePath:instancePath+"/concurrent/" + i4+"/step",schemaPath:"#/definitions/ConcurrentAction/properties/step/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema72.properties.step,data:data25};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -11745,7 +11857,7 @@ errors++;
 if(data19.afterTurn !== undefined){
 let data26 = data19.afterTurn;
 if(!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))){
-const err48 = {instancePath:instancePath+"/concurrent/" + i4+"/afterTurn",schemaPath:"#/definitions/ConcurrentAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.afterTurn.type,parentSchema:schema70.properties.afterTurn,data:data26};
+const err48 = {instancePath:instancePath+"/concurrent/" + i4+"/afterTurn",schemaPath:"#/definitions/ConcurrentAction/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.afterTurn.type,parentSchema:schema72.properties.afterTurn,data:data26};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -11756,7 +11868,7 @@ errors++;
 }
 if((typeof data26 == "number") && (isFinite(data26))){
 if(data26 < 0 || isNaN(data26)){
-const err49 = {instancePath:instancePath+"/concurrent/" + i4+"/afterTurn",schemaPath:"#/definitions/ConcurrentAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema70.properties.afterTurn,data:data26};
+const err49 = {instancePath:instancePath+"/concurrent/" + i4+"/afterTurn",schemaPath:"#/definitions/ConcurrentAction/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema72.properties.afterTurn,data:data26};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -11770,7 +11882,7 @@ errors++;
 if(data19.do !== undefined){
 let data27 = data19.do;
 if(typeof data27 !== "string"){
-const err50 = {instancePath:instancePath+"/concurrent/" + i4+"/do",schemaPath:"#/definitions/ConcurrentAction/properties/do/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.do.type,parentSchema:schema70.properties.do,data:data27};
+const err50 = {instancePath:instancePath+"/concurrent/" + i4+"/do",schemaPath:"#/definitions/ConcurrentAction/properties/do/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.properties.do.type,parentSchema:schema72.properties.do,data:data27};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -11780,7 +11892,7 @@ vErrors.push(err50);
 errors++;
 }
 if(!(((((((((((data27 === "compact-now") || (data27 === "compact-region")) || (data27 === "pressure-check")) || (data27 === "replace-node")) || (data27 === "price-change")) || (data27 === "append-surface")) || (data27 === "append-log-only")) || (data27 === "user-prompt")) || (data27 === "abort-caller")) || (data27 === "cancel-agent")) || (data27 === "abort-turn"))){
-const err51 = {instancePath:instancePath+"/concurrent/" + i4+"/do",schemaPath:"#/definitions/ConcurrentAction/properties/do/enum",keyword:"enum",params:{allowedValues: schema70.properties.do.enum},message:"must be equal to one of the allowed values",schema:schema70.properties.do.enum,parentSchema:schema70.properties.do,data:data27};
+const err51 = {instancePath:instancePath+"/concurrent/" + i4+"/do",schemaPath:"#/definitions/ConcurrentAction/properties/do/enum",keyword:"enum",params:{allowedValues: schema72.properties.do.enum},message:"must be equal to one of the allowed values",schema:schema72.properties.do.enum,parentSchema:schema72.properties.do,data:data27};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -11793,7 +11905,7 @@ errors++;
 if(data19.node !== undefined){
 let data28 = data19.node;
 if(typeof data28 !== "string"){
-const err52 = {instancePath:instancePath+"/concurrent/" + i4+"/node",schemaPath:"#/definitions/ConcurrentAction/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.node.type,parentSchema:schema70.properties.node,data:data28};
+const err52 = {instancePath:instancePath+"/concurrent/" + i4+"/node",schemaPath:"#/definitions/ConcurrentAction/properties/node/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.properties.node.type,parentSchema:schema72.properties.node,data:data28};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -11803,7 +11915,7 @@ vErrors.push(err52);
 errors++;
 }
 if(!(((data28 === "first") || (data28 === "middle")) || (data28 === "last"))){
-const err53 = {instancePath:instancePath+"/concurrent/" + i4+"/node",schemaPath:"#/definitions/ConcurrentAction/properties/node/enum",keyword:"enum",params:{allowedValues: schema70.properties.node.enum},message:"must be equal to one of the allowed values",schema:schema70.properties.node.enum,parentSchema:schema70.properties.node,data:data28};
+const err53 = {instancePath:instancePath+"/concurrent/" + i4+"/node",schemaPath:"#/definitions/ConcurrentAction/properties/node/enum",keyword:"enum",params:{allowedValues: schema72.properties.node.enum},message:"must be equal to one of the allowed values",schema:schema72.properties.node.enum,parentSchema:schema72.properties.node,data:data28};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -11816,7 +11928,7 @@ errors++;
 if(data19.signal !== undefined){
 let data29 = data19.signal;
 if(typeof data29 !== "string"){
-const err54 = {instancePath:instancePath+"/concurrent/" + i4+"/signal",schemaPath:"#/definitions/ConcurrentAction/properties/signal/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema70.properties.signal.type,parentSchema:schema70.properties.signal,data:data29};
+const err54 = {instancePath:instancePath+"/concurrent/" + i4+"/signal",schemaPath:"#/definitions/ConcurrentAction/properties/signal/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema72.properties.signal.type,parentSchema:schema72.properties.signal,data:data29};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -11826,7 +11938,7 @@ vErrors.push(err54);
 errors++;
 }
 if(!((data29 === "live") || (data29 === "aborted"))){
-const err55 = {instancePath:instancePath+"/concurrent/" + i4+"/signal",schemaPath:"#/definitions/ConcurrentAction/properties/signal/enum",keyword:"enum",params:{allowedValues: schema70.properties.signal.enum},message:"must be equal to one of the allowed values",schema:schema70.properties.signal.enum,parentSchema:schema70.properties.signal,data:data29};
+const err55 = {instancePath:instancePath+"/concurrent/" + i4+"/signal",schemaPath:"#/definitions/ConcurrentAction/properties/signal/enum",keyword:"enum",params:{allowedValues: schema72.properties.signal.enum},message:"must be equal to one of the allowed values",schema:schema72.properties.signal.enum,parentSchema:schema72.properties.signal,data:data29};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -11839,7 +11951,7 @@ errors++;
 if(data19.imageTokens !== undefined){
 let data30 = data19.imageTokens;
 if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err56 = {instancePath:instancePath+"/concurrent/" + i4+"/imageTokens",schemaPath:"#/definitions/ConcurrentAction/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.imageTokens.type,parentSchema:schema70.properties.imageTokens,data:data30};
+const err56 = {instancePath:instancePath+"/concurrent/" + i4+"/imageTokens",schemaPath:"#/definitions/ConcurrentAction/properties/imageTokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.imageTokens.type,parentSchema:schema72.properties.imageTokens,data:data30};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -11850,7 +11962,7 @@ errors++;
 }
 if((typeof data30 == "number") && (isFinite(data30))){
 if(data30 < 1 || isNaN(data30)){
-const err57 = {instancePath:instancePath+"/concurrent/" + i4+"/imageTokens",schemaPath:"#/definitions/ConcurrentAction/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema70.properties.imageTokens,data:data30};
+const err57 = {instancePath:instancePath+"/concurrent/" + i4+"/imageTokens",schemaPath:"#/definitions/ConcurrentAction/properties/imageTokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema72.properties.imageTokens,data:data30};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -11864,7 +11976,7 @@ errors++;
 if(data19.start !== undefined){
 let data31 = data19.start;
 if(!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31)))){
-const err58 = {instancePath:instancePath+"/concurrent/" + i4+"/start",schemaPath:"#/definitions/ConcurrentAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.start.type,parentSchema:schema70.properties.start,data:data31};
+const err58 = {instancePath:instancePath+"/concurrent/" + i4+"/start",schemaPath:"#/definitions/ConcurrentAction/properties/start/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.start.type,parentSchema:schema72.properties.start,data:data31};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -11877,7 +11989,7 @@ errors++;
 if(data19.end !== undefined){
 let data32 = data19.end;
 if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
-const err59 = {instancePath:instancePath+"/concurrent/" + i4+"/end",schemaPath:"#/definitions/ConcurrentAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.properties.end.type,parentSchema:schema70.properties.end,data:data32};
+const err59 = {instancePath:instancePath+"/concurrent/" + i4+"/end",schemaPath:"#/definitions/ConcurrentAction/properties/end/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema72.properties.end.type,parentSchema:schema72.properties.end,data:data32};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -11889,7 +12001,7 @@ errors++;
 }
 }
 else {
-const err60 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data:data19};
+const err60 = {instancePath:instancePath+"/concurrent/" + i4,schemaPath:"#/definitions/ConcurrentAction/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data:data19};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -11936,8 +12048,8 @@ errors++;
 }
 const len4 = data33.length;
 for(let i5=0; i5<len4; i5++){
-if(!(validate53(data33[i5], {instancePath:instancePath+"/sessions/" + i5,parentData:data33,parentDataProperty:i5,rootData}))){
-vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+if(!(validate55(data33[i5], {instancePath:instancePath+"/sessions/" + i5,parentData:data33,parentDataProperty:i5,rootData}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -11985,7 +12097,7 @@ let passing0 = null;
 const _errs78 = errors;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.afterTurn === undefined){
-const err67 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf/0/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema114.oneOf[0].required,parentSchema:schema114.oneOf[0],data:data36};
+const err67 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf/0/required",keyword:"required",params:{missingProperty: "afterTurn"},message:"must have required property '"+"afterTurn"+"'",schema:schema116.oneOf[0].required,parentSchema:schema116.oneOf[0],data:data36};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -12003,7 +12115,7 @@ passing0 = 0;
 const _errs79 = errors;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 if(data36.inBracket === undefined){
-const err68 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf/1/required",keyword:"required",params:{missingProperty: "inBracket"},message:"must have required property '"+"inBracket"+"'",schema:schema114.oneOf[1].required,parentSchema:schema114.oneOf[1],data:data36};
+const err68 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf/1/required",keyword:"required",params:{missingProperty: "inBracket"},message:"must have required property '"+"inBracket"+"'",schema:schema116.oneOf[1].required,parentSchema:schema116.oneOf[1],data:data36};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -12025,7 +12137,7 @@ passing0 = 1;
 }
 }
 if(!valid21){
-const err69 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema114.oneOf,parentSchema:schema114,data:data36};
+const err69 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/oneOf",keyword:"oneOf",params:{passingSchemas: passing0},message:"must match exactly one schema in oneOf",schema:schema116.oneOf,parentSchema:schema116,data:data36};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -12048,7 +12160,7 @@ vErrors = null;
 if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
 for(const key3 in data36){
 if(!((key3 === "afterTurn") || (key3 === "inBracket"))){
-const err70 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema114,data:data36};
+const err70 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema116,data:data36};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -12061,7 +12173,7 @@ errors++;
 if(data36.afterTurn !== undefined){
 let data37 = data36.afterTurn;
 if(!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37)))){
-const err71 = {instancePath:instancePath+"/restart/" + i6+"/afterTurn",schemaPath:"#/definitions/Restart/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema114.properties.afterTurn.type,parentSchema:schema114.properties.afterTurn,data:data37};
+const err71 = {instancePath:instancePath+"/restart/" + i6+"/afterTurn",schemaPath:"#/definitions/Restart/properties/afterTurn/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.afterTurn.type,parentSchema:schema116.properties.afterTurn,data:data37};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -12072,7 +12184,7 @@ errors++;
 }
 if((typeof data37 == "number") && (isFinite(data37))){
 if(data37 < 1 || isNaN(data37)){
-const err72 = {instancePath:instancePath+"/restart/" + i6+"/afterTurn",schemaPath:"#/definitions/Restart/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema114.properties.afterTurn,data:data37};
+const err72 = {instancePath:instancePath+"/restart/" + i6+"/afterTurn",schemaPath:"#/definitions/Restart/properties/afterTurn/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.properties.afterTurn,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -12086,7 +12198,7 @@ errors++;
 if(data36.inBracket !== undefined){
 let data38 = data36.inBracket;
 if(!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))){
-const err73 = {instancePath:instancePath+"/restart/" + i6+"/inBracket",schemaPath:"#/definitions/Restart/properties/inBracket/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema114.properties.inBracket.type,parentSchema:schema114.properties.inBracket,data:data38};
+const err73 = {instancePath:instancePath+"/restart/" + i6+"/inBracket",schemaPath:"#/definitions/Restart/properties/inBracket/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema116.properties.inBracket.type,parentSchema:schema116.properties.inBracket,data:data38};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -12097,7 +12209,7 @@ errors++;
 }
 if((typeof data38 == "number") && (isFinite(data38))){
 if(data38 < 1 || isNaN(data38)){
-const err74 = {instancePath:instancePath+"/restart/" + i6+"/inBracket",schemaPath:"#/definitions/Restart/properties/inBracket/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema114.properties.inBracket,data:data38};
+const err74 = {instancePath:instancePath+"/restart/" + i6+"/inBracket",schemaPath:"#/definitions/Restart/properties/inBracket/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema116.properties.inBracket,data:data38};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -12110,7 +12222,7 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.type,parentSchema:schema114,data:data36};
+const err75 = {instancePath:instancePath+"/restart/" + i6,schemaPath:"#/definitions/Restart/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema116.type,parentSchema:schema116,data:data36};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -12150,7 +12262,7 @@ for(let i7=0; i7<len6; i7++){
 let data40 = data39[i7];
 if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
 if(data40.kind === undefined){
-const err78 = {instancePath:instancePath+"/probes/" + i7,schemaPath:"#/definitions/Probe/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema115.required,parentSchema:schema115,data:data40};
+const err78 = {instancePath:instancePath+"/probes/" + i7,schemaPath:"#/definitions/Probe/required",keyword:"required",params:{missingProperty: "kind"},message:"must have required property '"+"kind"+"'",schema:schema117.required,parentSchema:schema117,data:data40};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -12160,7 +12272,7 @@ vErrors.push(err78);
 errors++;
 }
 if(data40.expect === undefined){
-const err79 = {instancePath:instancePath+"/probes/" + i7,schemaPath:"#/definitions/Probe/required",keyword:"required",params:{missingProperty: "expect"},message:"must have required property '"+"expect"+"'",schema:schema115.required,parentSchema:schema115,data:data40};
+const err79 = {instancePath:instancePath+"/probes/" + i7,schemaPath:"#/definitions/Probe/required",keyword:"required",params:{missingProperty: "expect"},message:"must have required property '"+"expect"+"'",schema:schema117.required,parentSchema:schema117,data:data40};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -12171,7 +12283,7 @@ errors++;
 }
 for(const key4 in data40){
 if(!((((key4 === "id") || (key4 === "kind")) || (key4 === "expect")) || (key4 === "match"))){
-const err80 = {instancePath:instancePath+"/probes/" + i7,schemaPath:"#/definitions/Probe/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema115,data:data40};
+const err80 = {instancePath:instancePath+"/probes/" + i7,schemaPath:"#/definitions/Probe/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema117,data:data40};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -12185,7 +12297,7 @@ if(data40.id !== undefined){
 let data41 = data40.id;
 if(typeof data41 === "string"){
 if(func3(data41) > 200){
-const err81 = {instancePath:instancePath+"/probes/" + i7+"/id",schemaPath:"#/definitions/Probe/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema115.properties.id,data:data41};
+const err81 = {instancePath:instancePath+"/probes/" + i7+"/id",schemaPath:"#/definitions/Probe/properties/id/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema117.properties.id,data:data41};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -12195,7 +12307,7 @@ vErrors.push(err81);
 errors++;
 }
 if(func3(data41) < 1){
-const err82 = {instancePath:instancePath+"/probes/" + i7+"/id",schemaPath:"#/definitions/Probe/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema115.properties.id,data:data41};
+const err82 = {instancePath:instancePath+"/probes/" + i7+"/id",schemaPath:"#/definitions/Probe/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema117.properties.id,data:data41};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -12206,7 +12318,7 @@ errors++;
 }
 }
 else {
-const err83 = {instancePath:instancePath+"/probes/" + i7+"/id",schemaPath:"#/definitions/Probe/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.id.type,parentSchema:schema115.properties.id,data:data41};
+const err83 = {instancePath:instancePath+"/probes/" + i7+"/id",schemaPath:"#/definitions/Probe/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.id.type,parentSchema:schema117.properties.id,data:data41};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -12219,7 +12331,7 @@ errors++;
 if(data40.kind !== undefined){
 let data42 = data40.kind;
 if(typeof data42 !== "string"){
-const err84 = {instancePath:instancePath+"/probes/" + i7+"/kind",schemaPath:"#/definitions/Probe/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.kind.type,parentSchema:schema115.properties.kind,data:data42};
+const err84 = {instancePath:instancePath+"/probes/" + i7+"/kind",schemaPath:"#/definitions/Probe/properties/kind/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.kind.type,parentSchema:schema117.properties.kind,data:data42};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -12229,7 +12341,7 @@ vErrors.push(err84);
 errors++;
 }
 if(!((((data42 === "recall") || (data42 === "artifact")) || (data42 === "continuation")) || (data42 === "decision"))){
-const err85 = {instancePath:instancePath+"/probes/" + i7+"/kind",schemaPath:"#/definitions/Probe/properties/kind/enum",keyword:"enum",params:{allowedValues: schema115.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema115.properties.kind.enum,parentSchema:schema115.properties.kind,data:data42};
+const err85 = {instancePath:instancePath+"/probes/" + i7+"/kind",schemaPath:"#/definitions/Probe/properties/kind/enum",keyword:"enum",params:{allowedValues: schema117.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema117.properties.kind.enum,parentSchema:schema117.properties.kind,data:data42};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -12242,7 +12354,7 @@ errors++;
 if(data40.expect !== undefined){
 let data43 = data40.expect;
 if((typeof data43 !== "string") && (!(Array.isArray(data43)))){
-const err86 = {instancePath:instancePath+"/probes/" + i7+"/expect",schemaPath:"#/definitions/Probe/properties/expect/type",keyword:"type",params:{type: schema115.properties.expect.type},message:"must be string,array",schema:schema115.properties.expect.type,parentSchema:schema115.properties.expect,data:data43};
+const err86 = {instancePath:instancePath+"/probes/" + i7+"/expect",schemaPath:"#/definitions/Probe/properties/expect/type",keyword:"type",params:{type: schema117.properties.expect.type},message:"must be string,array",schema:schema117.properties.expect.type,parentSchema:schema117.properties.expect,data:data43};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -12253,7 +12365,7 @@ errors++;
 }
 if(typeof data43 === "string"){
 if(func3(data43) < 1){
-const err87 = {instancePath:instancePath+"/probes/" + i7+"/expect",schemaPath:"#/definitions/Probe/properties/expect/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema115.properties.expect,data:data43};
+const err87 = {instancePath:instancePath+"/probes/" + i7+"/expect",schemaPath:"#/definitions/Probe/properties/expect/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema117.properties.expect,data:data43};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -12265,7 +12377,7 @@ errors++;
 }
 if(Array.isArray(data43)){
 if(data43.length > 100){
-const err88 = {instancePath:instancePath+"/probes/" + i7+"/expect",schemaPath:"#/definitions/Probe/properties/expect/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema115.properties.expect,data:data43};
+const err88 = {instancePath:instancePath+"/probes/" + i7+"/expect",schemaPath:"#/definitions/Probe/properties/expect/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema117.properties.expect,data:data43};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -12275,7 +12387,7 @@ vErrors.push(err88);
 errors++;
 }
 if(data43.length < 1){
-const err89 = {instancePath:instancePath+"/probes/" + i7+"/expect",schemaPath:"#/definitions/Probe/properties/expect/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema115.properties.expect,data:data43};
+const err89 = {instancePath:instancePath+"/probes/" + i7+"/expect",schemaPath:"#/definitions/Probe/properties/expect/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema117.properties.expect,data:data43};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -12289,7 +12401,7 @@ for(let i8=0; i8<len7; i8++){
 let data44 = data43[i8];
 if(typeof data44 === "string"){
 if(func3(data44) < 1){
-const err90 = {instancePath:instancePath+"/probes/" + i7+"/expect/" + i8,schemaPath:"#/definitions/Probe/properties/expect/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema115.properties.expect.items,data:data44};
+const err90 = {instancePath:instancePath+"/probes/" + i7+"/expect/" + i8,schemaPath:"#/definitions/Probe/properties/expect/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema117.properties.expect.items,data:data44};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -12300,7 +12412,7 @@ errors++;
 }
 }
 else {
-const err91 = {instancePath:instancePath+"/probes/" + i7+"/expect/" + i8,schemaPath:"#/definitions/Probe/properties/expect/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.expect.items.type,parentSchema:schema115.properties.expect.items,data:data44};
+const err91 = {instancePath:instancePath+"/probes/" + i7+"/expect/" + i8,schemaPath:"#/definitions/Probe/properties/expect/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.expect.items.type,parentSchema:schema117.properties.expect.items,data:data44};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -12315,7 +12427,7 @@ errors++;
 if(data40.match !== undefined){
 let data45 = data40.match;
 if(typeof data45 !== "string"){
-const err92 = {instancePath:instancePath+"/probes/" + i7+"/match",schemaPath:"#/definitions/Probe/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema115.properties.match.type,parentSchema:schema115.properties.match,data:data45};
+const err92 = {instancePath:instancePath+"/probes/" + i7+"/match",schemaPath:"#/definitions/Probe/properties/match/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema117.properties.match.type,parentSchema:schema117.properties.match,data:data45};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -12325,7 +12437,7 @@ vErrors.push(err92);
 errors++;
 }
 if(!((data45 === "exact") || (data45 === "normalized"))){
-const err93 = {instancePath:instancePath+"/probes/" + i7+"/match",schemaPath:"#/definitions/Probe/properties/match/enum",keyword:"enum",params:{allowedValues: schema115.properties.match.enum},message:"must be equal to one of the allowed values",schema:schema115.properties.match.enum,parentSchema:schema115.properties.match,data:data45};
+const err93 = {instancePath:instancePath+"/probes/" + i7+"/match",schemaPath:"#/definitions/Probe/properties/match/enum",keyword:"enum",params:{allowedValues: schema117.properties.match.enum},message:"must be equal to one of the allowed values",schema:schema117.properties.match.enum,parentSchema:schema117.properties.match,data:data45};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -12337,7 +12449,7 @@ errors++;
 }
 }
 else {
-const err94 = {instancePath:instancePath+"/probes/" + i7,schemaPath:"#/definitions/Probe/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data:data40};
+const err94 = {instancePath:instancePath+"/probes/" + i7,schemaPath:"#/definitions/Probe/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema117.type,parentSchema:schema117,data:data40};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -12360,8 +12472,8 @@ errors++;
 }
 }
 if(data.expect !== undefined){
-if(!(validate57(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
-vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+if(!(validate59(data.expect, {instancePath:instancePath+"/expect",parentData:data,parentDataProperty:"expect",rootData}))){
+vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
 errors = vErrors.length;
 }
 }

@@ -42,6 +42,7 @@ import type { Transcript } from '@compaction-sim/fixtures'
 import { CLOCK_ORIGIN_MS, CLOCK_STEP_MS, VirtualClock } from '../world/clock.ts'
 import { worldStream } from '../world/prng.ts'
 import { reportedWindow } from '../provider/route.ts'
+import { systemPromptRenderer, volatileSystemPromptOf } from '../run/system-prompt.ts'
 import { worldMockRoutes } from '../run/world.ts'
 import type { ResolvedManualAction, ResolvedScenario } from '../scenario/resolve.ts'
 import { ConcurrencyPlan } from './concurrency.ts'
@@ -258,7 +259,7 @@ async function drive(
   const port = engine === null ? null : regionPort(engine, log, scenario.manual, explicitRegionStarts, warn, plan)
   const agent = new Agent({
     log, runtime, ...(port === null ? {} : { engine: port }), policy: policy ?? scenario.policy, route, sessionId, clock: clock.now, warn,
-    systemPrompt: () => transcript.systemPrompt,
+    systemPrompt: systemPromptRenderer(transcript.systemPrompt, volatileSystemPromptOf(scenario.transcript), options.seed, () => log.state.openStep),
     tools: transcript.tools,
     executeTool: toolExecutor(transcript),
     toolResultOrder: transcriptResultOrder(transcript),

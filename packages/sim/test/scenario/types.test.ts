@@ -20,7 +20,7 @@ import type {
   PrunerConfig, RecordedTranscriptConfig, Scenario, ReportedContextWindowConfig, SummarizerConfig, SummarizerObject, SummarizerPresetName, SummaryAttemptConfig,
   SummaryToolCallConfig, UpstreamSummarizerConfig, EnforceConfig, ImageLimitsConfig, RouteConfig, InlineToolError, InlineToolErrorObject, TranscriptFileHeader,
   FileTranscriptConfig, ImportConfig, ImportTranscriptConfig, ProbeConfig,
-  SessionConfig, RestartPoint,
+  SessionConfig, RestartPoint, VolatileSystemPromptConfig,
   ScenarioEventType, ScenarioFailureCode, ScenarioInvariantId, SubjectName, TranscriptConfig, TurnOutcome, TurnOutcomeKind, WireDialect,
 } from '../../src/scenario/types.ts'
 
@@ -58,8 +58,9 @@ const importConfig: ImportConfig = { format: 'claude-code', path: 'sessions/s.js
 const imported: ImportTranscriptConfig = { import: importConfig }
 const turn: InlineTurn = { user: [text, imageBlock], steps: [step, { reply: 'done' }] }
 const tool: InlineTool = { name: 'read_file', description: 'Read a file.', parameters: { type: 'object' } }
-const inline: InlineTranscript = { systemPrompt: 'be brief', tools: [tool], facts: ['a fact'], turns: [turn] }
-const generate: GenerateConfig = { generator: 'coding-session', turns: 5, params: { hugeOutputs: true } }
+const volatileSystemPrompt: VolatileSystemPromptConfig = { every: 'step' }
+const inline: InlineTranscript = { systemPrompt: 'be brief', tools: [tool], facts: ['a fact'], turns: [turn], volatileSystemPrompt }
+const generate: GenerateConfig = { generator: 'coding-session', turns: 5, params: { hugeOutputs: true }, volatileSystemPrompt: { every: 'turn' } }
 const providerCache: ProviderCacheConfig = {
   contract: 'anthropic', deviation: 'half-cached', ttlMs: null, granularityTokens: 1, retention: 'long', breakpoints: [0, 3],
   price: 'anthropic/claude-sonnet-4', minimumCacheableTokens: 512,
@@ -173,6 +174,7 @@ const examples: Record<string, readonly unknown[]> = {
   TranscriptFileHeader: [fileHeader, {}] satisfies TranscriptFileHeader[],
   Generate: [generate, { generator: 'runaway', turns: 1 }] satisfies GenerateConfig[],
   InlineTranscript: [inline, { turns: [{ user: 'hi', steps: [{ reply: 'hello' }] }] }] satisfies InlineTranscript[],
+  VolatileSystemPrompt: [volatileSystemPrompt, { every: 'turn' }] satisfies VolatileSystemPromptConfig[],
   InlineTool: [tool, { name: 'ls' }] satisfies InlineTool[],
   InlineTurn: [turn],
   InlineStep: [step, { reply: replyBlocks }, { reply: 'r', steer: 'wait' }] satisfies InlineStep[],
@@ -267,8 +269,9 @@ const typeKeys: Record<string, { pointer: string; keys: string[] }> = {
   ].sort() },
   Import: { pointer: 'Import', keys: keysOf<ImportConfig>({ format: true, path: true, keepSecrets: true }) },
   TranscriptFileHeader: { pointer: 'TranscriptFileHeader', keys: keysOf<TranscriptFileHeader>({ systemPrompt: true, tools: true, facts: true }) },
-  Generate: { pointer: 'Generate', keys: keysOf<GenerateConfig>({ generator: true, turns: true, params: true }) },
-  InlineTranscript: { pointer: 'InlineTranscript', keys: keysOf<InlineTranscript>({ systemPrompt: true, tools: true, facts: true, turns: true }) },
+  Generate: { pointer: 'Generate', keys: keysOf<GenerateConfig>({ generator: true, turns: true, params: true, volatileSystemPrompt: true }) },
+  InlineTranscript: { pointer: 'InlineTranscript', keys: keysOf<InlineTranscript>({ systemPrompt: true, tools: true, facts: true, turns: true, volatileSystemPrompt: true }) },
+  VolatileSystemPrompt: { pointer: 'VolatileSystemPrompt', keys: keysOf<VolatileSystemPromptConfig>({ every: true }) },
   InlineTool: { pointer: 'InlineTool', keys: keysOf<InlineTool>({ name: true, description: true, parameters: true }) },
   InlineTurn: { pointer: 'InlineTurn', keys: keysOf<InlineTurn>({ user: true, steps: true }) },
   InlineStep: { pointer: 'InlineStep', keys: keysOf<InlineStep>({ reply: true, toolResults: true, steer: true }) },
@@ -349,6 +352,7 @@ const unions: Array<{ pointer: string; members: string[] }> = [
     'append-log-only': true, 'user-prompt': true, 'abort-caller': true, 'cancel-agent': true, 'abort-turn': true,
   }) },
   { pointer: 'Subject', members: membersOf<SubjectName>({ reference: true, dsh: true }) },
+  { pointer: 'VolatileSystemPrompt/properties/every', members: membersOf<VolatileSystemPromptConfig['every']>({ step: true, turn: true }) },
   { pointer: 'Provider/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true, anthropic: true }) },
   { pointer: 'Route/properties/wire', members: membersOf<WireDialect>({ openai: true, deepseek: true, anthropic: true }) },
   { pointer: 'Tokenizer', members: membersOf<TokenizerName>({ heuristic: true, o200k_base: true, cl100k_base: true, dense: true }) },
