@@ -93,11 +93,29 @@ export function selectCompactableRange(
       const afterOk = p + 1 < keep && toolPairingBalancedBefore(surface, nodes[p + 1] as Seq)
       const after = afterOk ? sumTokens(priced, p + 1, keep - 1) : -1
       if (before < 0 && after < 0) return null
-      return after > before ? spanOf(nodes, p + 1, keep - 1) : spanOf(nodes, h, p - 1)
+      return after > before ? fitted(surface, priced, p + 1, keep - 1, options) : fitted(surface, priced, h, p - 1, options)
     }
   }
 
-  return spanOf(nodes, h, keep - 1)
+  return fitted(surface, priced, h, keep - 1, options)
+}
+
+/**
+ * HARD-2 (`regionTokensMax`): the span `from … to`, shrunk from its newer end — its last nodes move back into
+ * the retained tail — to the longest prefix that ends on a balanced cut and whose node prices sum to at most
+ * `regionTokensMax`; null when no such prefix exists. The start never moves (head-anchored, INV-27). Without
+ * the option the span as given.
+ */
+function fitted(surface: Surface, priced: readonly PricedNode[], from: number, to: number, options: SelectionOptions): CompactableRange | null {
+  const max = options.regionTokensMax
+  if (max === undefined) return spanOf(surface.nodes, from, to)
+  let sum = sumTokens(priced, from, to)
+  let end = to
+  while (end >= from && (sum > max || !toolPairingBalancedAfter(surface, surface.nodes[end] as Seq))) {
+    sum -= (priced[end] as PricedNode).tokens
+    end--
+  }
+  return end < from ? null : spanOf(surface.nodes, from, end)
 }
 
 /** Options of `selectCompactableRange` beyond the protocol; every one is off by default (faithful §4.2). */
@@ -107,6 +125,11 @@ export interface SelectionOptions {
    * then the side of the prompt (older history, or the open turn's work after it) that carries more tokens.
    */
   readonly keepOpenTurnPrompt?: boolean
+  /**
+   * HARD-2 (`hardening.summaryRoom`): the most the span's nodes may price (`P_route`) so that the summary request
+   * fits its route; a larger span is shrunk from its newer end to a balanced cut (null when none fits).
+   */
+  readonly regionTokensMax?: number
 }
 
 /**
