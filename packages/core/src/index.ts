@@ -14,7 +14,7 @@ export type {
 } from './log/llm.ts'
 export { isKnownBlock } from './log/llm.ts'
 export type {
-  Dialect, SurfaceOp, ReplaceOp, TurnEndReason, EpochHeader, HeaderReason, SeqRange, EventDataMap, CompactionSummaryData,
+  Dialect, SurfaceOp, ReplaceOp, TurnEndReason, EpochHeader, HeaderReason, SeqRange, EventDataMap, CompactionSummaryData, SummaryRoomRecord,
   OffloadTarget, EventType, SurfaceEventType, SessionEvent, SurfaceEvent, ForeignEvent, LogEvent, EventDraft,
   DialectVocabulary, SessionHeaderRecord,
 } from './log/events.ts'
@@ -118,6 +118,10 @@ export {
   COMPACTION_INSTRUCTION_SOURCE, LlmSummarizer, resolveSummaryTarget, summaryRequest,
   type Summarizer, type SummaryInput, type SummaryOutput, type LlmSummarizerOptions, type SummaryTarget,
 } from './compaction/summarizer.ts'
+export {
+  INSTRUCTION_TOKENS, SUMMARY_ROOM_MIN_OUTPUT_TOKENS, clampSummaryTokens, regionTokensMax, resolveSummaryRoute, routeCap,
+  summaryPromptOverhead, summaryRouteOf, type SummaryRoute,
+} from './compaction/summary-room.ts'
 export {
   HttpAdapterConfigError, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,
 } from './adapter/http-common.ts'

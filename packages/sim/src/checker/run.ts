@@ -11,6 +11,7 @@ import { RepairLookahead } from './lookahead.ts'
 import type { MeterTaint } from './meter.ts'
 import { CheckerModel } from './model.ts'
 import { hardenedChecks } from './hardened-policy.ts'
+import { HARDENED_ROOM_CHECKS } from './hardened-room.ts'
 import { HARDENED_SELECTION_CHECKS } from './hardened-selection.ts'
 import { CHECKS } from './registry.ts'
 import {
@@ -98,7 +99,10 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   // Each is listed only when its own rule is on (like `hardenedChecks`).
   const hardening = hardeningOf(inputs.policy)
   const checks = anyHardening(hardening)
-    ? [...CHECKS, ...hardenedChecks(inputs), ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : [])]
+    ? [
+      ...CHECKS, ...hardenedChecks(inputs), ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : []),
+      ...(hardening.summaryRoom !== null ? HARDENED_ROOM_CHECKS : []),
+    ]
     : CHECKS
   const dispatcher = new Dispatcher(checks, ctx)
   let alive = true
