@@ -119,8 +119,8 @@ export {
   type Summarizer, type SummaryInput, type SummaryOutput, type LlmSummarizerOptions, type SummaryTarget,
 } from './compaction/summarizer.ts'
 export {
-  INSTRUCTION_TOKENS, SUMMARY_ROOM_MIN_OUTPUT_TOKENS, clampSummaryTokens, regionTokensMax, resolveSummaryRoute, routeCap,
-  summaryPromptOverhead, summaryRouteOf, type SummaryRoute,
+  INSTRUCTION_TOKENS, SUMMARY_ROOM_WINDOW_SHARE, clampSummaryTokens, regionTokensMax, resolveSummaryRoute, routeCap,
+  summaryPromptOverhead, summaryRoomTokens, summaryRouteOf, type SummaryRoute,
 } from './compaction/summary-room.ts'
 export {
   HttpAdapterConfigError, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,

@@ -23,10 +23,10 @@ import { systemHeadCount } from '../range/select.ts'
 import { resolveSummaryTarget } from './summarizer.ts'
 
 /**
- * The least generation room (tokens) a fitted automatic span leaves its summary call, or the route's cap when
- * that is smaller. A span whose prompt leaves less is shrunk (a summary cut at a tiny cap fails `MAX_TOKENS`).
+ * The share of the summary route's window a fitted automatic span leaves for the summary when the route's cap
+ * (`routeCap`) is larger: the span's summary prompt leaves `min(routeCap, floor(window × share))` tokens.
  */
-export const SUMMARY_ROOM_MIN_OUTPUT_TOKENS = 1024
+export const SUMMARY_ROOM_WINDOW_SHARE = 0.5
 
 /** `P(instruction)`: the §8.2 instruction message at the fixed heuristic (text only: `P_fixed = P_route`). */
 export const INSTRUCTION_TOKENS = textTokens(COMPACTION_INSTRUCTION) + BLOCK_OVERHEAD + ROLE_OVERHEAD
@@ -115,13 +115,19 @@ export function summaryPromptOverhead(log: EventLog, measurement: Measurement, t
   return toolsPrice(tools) + head + INSTRUCTION_TOKENS
 }
 
+/** The generation room a fitted automatic span leaves its summary call on `route` (its window must be known). */
+export function summaryRoomTokens(route: SummaryRoute & { readonly contextWindow: number }): number {
+  return Math.min(routeCap(route), Math.floor(route.contextWindow * SUMMARY_ROOM_WINDOW_SHARE))
+}
+
 /**
  * The largest `Σ P_route(region nodes)` an automatic span may have so that its summary prompt leaves
- * `min(routeCap, SUMMARY_ROOM_MIN_OUTPUT_TOKENS)` tokens of the window; undefined when the window is unknown.
+ * `summaryRoomTokens` of the window — the whole route cap, unless that is more than half the window; undefined
+ * when the window is unknown.
  */
 export function regionTokensMax(route: SummaryRoute, overheadTokens: number): number | undefined {
   if (route.contextWindow === undefined) return undefined
-  return route.contextWindow - Math.min(routeCap(route), SUMMARY_ROOM_MIN_OUTPUT_TOKENS) - overheadTokens
+  return route.contextWindow - summaryRoomTokens({ ...route, contextWindow: route.contextWindow }) - overheadTokens
 }
 
 function positiveInt(value: unknown): value is number {

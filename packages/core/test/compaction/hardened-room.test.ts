@@ -50,7 +50,7 @@ describe('HARD-2 summary room: the cap', () => {
     const summary = ofType(b.appended(), 'compaction/summary')[0] as SessionEvent<'compaction/summary'>
     expect(summary).toBeDefined()
     const prompt = promptOf(b.log, before, summary.data.shadowedSeqs)
-    expect(prompt + 1024).toBeLessThanOrEqual(4000)
+    expect(prompt + 2000).toBeLessThanOrEqual(4000) // the fitted span leaves min(8192, 4000 / 2) for the summary
     expect(b.adapter.requests.map((r) => r.maxTokens)).toEqual([4000 - prompt])
     expect(summary.data.maxTokens).toBe(4000 - prompt)
     expect(summary.data.summaryRoom).toEqual({ configuredMaxTokens: 8192, promptTokens: prompt, contextWindow: 4000 })
@@ -114,8 +114,9 @@ describe('HARD-2 summary room: the cap', () => {
 })
 
 describe('HARD-2 summary room: the overflow region', () => {
-  /** A 3,000-token route: the faithful overflow region (everything but the newest unit) leaves it < 1,024 tokens. */
-  const WINDOW = 3000
+  /** The 4,000-token route: the faithful overflow region (everything but the newest unit, seqs 3 … 42) leaves it < 2,000 tokens. */
+  const WINDOW = 4000
+  const ROOM_TOKENS = 2000 // min(routeCap 8192, 4000 × SUMMARY_ROOM_WINDOW_SHARE)
 
   it('faithful: overflow recovery summarizes everything but the newest unit, a prompt with no room on the route', async () => {
     const b = bench({ prefix: PRE_STEP_3_2, compaction: [summaryReply()] })
@@ -125,13 +126,13 @@ describe('HARD-2 summary room: the overflow region', () => {
     expect(summary.data.shadowedSeqs).toEqual(faithful?.shadowedSeqs)
   })
 
-  it('hardened: the region shrinks from its newer end to a balanced cut until the prompt leaves 1,024 tokens', async () => {
+  it('hardened: the region shrinks from its newer end to a balanced cut until the prompt leaves half the window', async () => {
     const b = bench({ prefix: PRE_STEP_3_2, config: ROOM, routes: [{ ...ROUTE, contextWindow: WINDOW }], compaction: [summaryReply()] })
     const before = b.meter.measure()
     const faithful = selectCompactableRange(b.log, before, 0)?.shadowedSeqs ?? []
     const nodes = before.nodes
     const faithfulPrompt = promptOf(b.log, before, faithful)
-    expect(faithfulPrompt + 1024).toBeGreaterThan(WINDOW) // the pattern: no room for the summary
+    expect(faithfulPrompt + ROOM_TOKENS).toBeGreaterThan(WINDOW) // the pattern: no room for the summary
     await b.engine.compactIfNeeded('context-overflow')
     const summary = ofType(b.appended(), 'compaction/summary')[0] as SessionEvent<'compaction/summary'>
     const seqs = summary.data.shadowedSeqs
@@ -139,9 +140,10 @@ describe('HARD-2 summary room: the overflow region', () => {
     expect(seqs[0]).toBe(faithful[0])
     expect(seqs.length).toBeLessThan(faithful.length)
     expect(faithful.slice(0, seqs.length)).toEqual(seqs)
+    expect(seqs).toEqual([3, 10, 15, 23]) // by hand: 3 … 23 price 1,439 ≤ 4,000 − 2,000 − (46 tools + 28 head + 450 instruction)
     const prompt = summary.data.summaryRoom?.promptTokens as number
     expect(prompt).toBe(promptOf(b.log, before, seqs))
-    expect(prompt + 1024).toBeLessThanOrEqual(WINDOW)
+    expect(prompt + ROOM_TOKENS).toBeLessThanOrEqual(WINDOW)
     expect(summary.data.maxTokens).toBe(WINDOW - prompt)
     // Maximal: the next longer prefix that ends on a balanced cut would not fit.
     const price = (seq: number): number => nodes.find((n) => n.seq === seq)?.tokens ?? 0
@@ -149,7 +151,7 @@ describe('HARD-2 summary room: the overflow region', () => {
     while (next <= faithful.length && !balancedAfterIn(b, faithful[next - 1] as number)) next++
     if (next <= faithful.length) {
       const longer = faithful.slice(0, next)
-      expect(prompt + longer.slice(seqs.length).reduce((s, q) => s + price(q), 0) + 1024).toBeGreaterThan(WINDOW)
+      expect(prompt + longer.slice(seqs.length).reduce((s, q) => s + price(q), 0) + ROOM_TOKENS).toBeGreaterThan(WINDOW)
     }
   })
 })
@@ -173,7 +175,7 @@ describe('HARD-2 helpers', () => {
     const odd = summaryRouteOf({ provider: 'p', model: 'm', maxTokens: 8192 }, { provider: 'p', id: 'm', name: 'm', maxOutputTokens: 0 })
     expect(odd).toEqual({ provider: 'p', model: 'm', configuredMaxTokens: 8192 })
     expect(regionTokensMax(odd, 500)).toBeUndefined()
-    expect(regionTokensMax(route, 500)).toBe(8000 - 1024 - 500)
+    expect(regionTokensMax(route, 500)).toBe(8000 - 4000 - 500) // min(cap 4096, half the window)
     const small = summaryRouteOf({ provider: 'p', model: 'm', maxTokens: 300 }, { provider: 'p', id: 'm', name: 'm', context: { contextWindow: 2000 } })
     expect(regionTokensMax(small, 500)).toBe(2000 - 300 - 500)
     expect(INSTRUCTION_TOKENS).toBe(Math.ceil(COMPACTION_INSTRUCTION.length / 4) + 8)

@@ -99,10 +99,10 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   // Each is listed only when its own rule is on (like `hardenedChecks`).
   const hardening = hardeningOf(inputs.policy)
   const checks = anyHardening(hardening)
-    ? [
-      ...CHECKS, ...hardenedChecks(inputs), ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : []),
+    ? [...CHECKS, ...[
+      ...hardenedChecks(inputs), ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : []),
       ...(hardening.summaryRoom !== null ? HARDENED_ROOM_CHECKS : []),
-    ]
+    ].sort((a, b) => hardNumber(a.id) - hardNumber(b.id))] // HARD-id order, whichever module owns a check
     : CHECKS
   const dispatcher = new Dispatcher(checks, ctx)
   let alive = true
@@ -192,4 +192,9 @@ function internalReport(path: string | null, dialect: Dialect, error: unknown): 
     coverage: [], tornTail: null, meterTaint: null,
     internalErrors: [{ id: 'model', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }],
   }
+}
+
+/** `n` of a `HARD-n` check id (the hardened checks are listed in this order). */
+function hardNumber(id: string): number {
+  return Number(id.slice('HARD-'.length))
 }
