@@ -21,7 +21,7 @@ const hard2 = (ids: string[]): string[] => ids.filter((v) => v.startsWith('HARD-
 function referencePrompt(events: ReturnType<typeof appendixB>): number {
   const log = EventLog.fromEvents(events.slice(0, 54) as unknown as LogEvent[], { dialect: 'seed' })
   const nodes = new TokenMeter(log, { dialect: 'seed' }).measure().nodes
-  const summary = events[54] as { data: { shadowedSeqs: number[] } }
+  const summary = events[54] as unknown as { data: { shadowedSeqs: number[] } }
   let sum = toolsPrice(log.state.header?.header.tools) + INSTRUCTION_TOKENS + (nodes[0]?.tokens ?? 0)
   for (const seq of summary.data.shadowedSeqs) sum += nodes.find((n) => n.seq === seq)?.tokens ?? Number.NaN
   return sum
