@@ -119,8 +119,8 @@ export {
   type Summarizer, type SummaryInput, type SummaryOutput, type LlmSummarizerOptions, type SummaryTarget,
 } from './compaction/summarizer.ts'
 export {
-  INSTRUCTION_TOKENS, SUMMARY_ROOM_WINDOW_SHARE, clampSummaryTokens, regionTokensMax, resolveSummaryRoute, routeCap,
-  summaryPromptOverhead, summaryRoomTokens, summaryRouteOf, type SummaryRoute,
+  INSTRUCTION_TOKENS, clampSummaryTokens, nodeFixedPrice, resolveSummaryRoute, routeCap, summaryFitOf,
+  summaryPromptOverhead, summaryRouteOf, type SummaryRoute,
 } from './compaction/summary-room.ts'
 export {
   HttpAdapterConfigError, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,

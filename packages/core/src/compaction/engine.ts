@@ -20,7 +20,7 @@ import { selectCompactableRange, type SelectionOptions } from '../range/select.t
 import { BracketFailure, runBracket, type BracketEnvironment, type CompactionResult, type HardenedShrink } from './bracket.ts'
 import { CompactionConvergenceError, CompactionError, ManualCompactionError } from './errors.ts'
 import { LlmSummarizer, type Summarizer } from './summarizer.ts'
-import { regionTokensMax, resolveSummaryRoute, summaryPromptOverhead, type SummaryRoute } from './summary-room.ts'
+import { nodeFixedPrice, resolveSummaryRoute, summaryFitOf, summaryPromptOverhead, type SummaryRoute } from './summary-room.ts'
 
 /** A granted idle-maintenance reservation (§3.7 step 2); `signal` aborts when the agent cancels it (FAULT-82). */
 export interface IdleReservation {
@@ -320,11 +320,12 @@ export class CompactionEngine {
     return { ...(this.hardening.openTurnPrompt !== null ? { keepOpenTurnPrompt: true } : {}), ...this.summaryFit(m, summaryRoute) }
   }
 
-  /** HARD-2's selection bound (`regionTokensMax`), or `{}` without a summary route or a known window. */
+  /** HARD-2's selection bound (`summaryFit`), or `{}` without a summary route or a known window. */
   private summaryFit(m: Measurement, summaryRoute: SummaryRoute | undefined): SelectionOptions {
     if (summaryRoute === undefined) return {}
-    const max = regionTokensMax(summaryRoute, summaryPromptOverhead(this.log, m, this.log.state.header?.header.tools))
-    return max === undefined ? {} : { regionTokensMax: max }
+    const overhead = summaryPromptOverhead(this.log, m, this.log.state.header?.header.tools)
+    const fit = summaryFitOf(summaryRoute, overhead, (seq) => nodeFixedPrice(this.log, seq, this.readOnlyPath))
+    return fit === undefined ? {} : { summaryFit: fit }
   }
 
   private async compactForOverflow(signal: AbortSignal | undefined): Promise<CompactionResult | null> {

@@ -16,17 +16,14 @@ import { errorChain } from '../errors.ts'
 import type { EventLog } from '../log/event-log.ts'
 import type { SummaryRoomRecord } from '../log/events.ts'
 import type { LlmModelInfo, ToolSchema } from '../log/llm.ts'
+import type { Seq } from '../brand.ts'
 import type { Measurement } from '../meter/measurement.ts'
-import { BLOCK_OVERHEAD, ROLE_OVERHEAD, textTokens, toolsPrice } from '../meter/price.ts'
+import { BLOCK_OVERHEAD, fixedPrice, ROLE_OVERHEAD, textTokens, toolsPrice } from '../meter/price.ts'
+import { imageOffloadProjection, type ReadOnlyPathResolver } from '../offload/projection.ts'
 import type { CompactionPolicySpec, RouteTarget } from '../policy/config.ts'
-import { systemHeadCount } from '../range/select.ts'
+import { systemHeadCount, type SummaryFit } from '../range/select.ts'
+import { deriveEventMessage } from '../surface/derive.ts'
 import { resolveSummaryTarget } from './summarizer.ts'
-
-/**
- * The share of the summary route's window a fitted automatic span leaves for the summary when the route's cap
- * (`routeCap`) is larger: the span's summary prompt leaves `min(routeCap, floor(window × share))` tokens.
- */
-export const SUMMARY_ROOM_WINDOW_SHARE = 0.5
 
 /** `P(instruction)`: the §8.2 instruction message at the fixed heuristic (text only: `P_fixed = P_route`). */
 export const INSTRUCTION_TOKENS = textTokens(COMPACTION_INSTRUCTION) + BLOCK_OVERHEAD + ROLE_OVERHEAD
@@ -115,19 +112,24 @@ export function summaryPromptOverhead(log: EventLog, measurement: Measurement, t
   return toolsPrice(tools) + head + INSTRUCTION_TOKENS
 }
 
-/** The generation room a fitted automatic span leaves its summary call on `route` (its window must be known). */
-export function summaryRoomTokens(route: SummaryRoute & { readonly contextWindow: number }): number {
-  return Math.min(routeCap(route), Math.floor(route.contextWindow * SUMMARY_ROOM_WINDOW_SHARE))
+/**
+ * HARD-2's selection bound on `route` (`SelectionOptions.summaryFit`): a span's summary prompt
+ * (`overheadTokens + Σ P_route(span)`) must leave room for a summary as large as the span itself could usefully
+ * be — `min(routeCap, Σ P_fixed(span))`, since a checkpoint not below the span's `P_fixed` fails §7.5 anyway.
+ * Undefined when the window is unknown (no fit; the output limit alone still clamps).
+ */
+export function summaryFitOf(
+  route: SummaryRoute, overheadTokens: number, fixedTokens: (seq: Seq) => number,
+): SummaryFit | undefined {
+  if (route.contextWindow === undefined) return undefined
+  return { tokensMax: route.contextWindow - overheadTokens, capTokens: routeCap(route), fixedTokens }
 }
 
-/**
- * The largest `Σ P_route(region nodes)` an automatic span may have so that its summary prompt leaves
- * `summaryRoomTokens` of the window — the whole route cap, unless that is more than half the window; undefined
- * when the window is unknown.
- */
-export function regionTokensMax(route: SummaryRoute, overheadTokens: number): number | undefined {
-  if (route.contextWindow === undefined) return undefined
-  return route.contextWindow - summaryRoomTokens({ ...route, contextWindow: route.contextWindow }) - overheadTokens
+/** `P_fixed` of a node's projected message (§2.2 with offload projection, §6.5; 0 when it projects to nothing). */
+export function nodeFixedPrice(log: EventLog, seq: number, readOnlyPath: ReadOnlyPathResolver): number {
+  const event = log.event(seq)
+  const message = event === undefined ? null : deriveEventMessage(event)
+  return message === null ? 0 : fixedPrice(imageOffloadProjection(message, log.offloadedIndexes(seq), readOnlyPath))
 }
 
 function positiveInt(value: unknown): value is number {

@@ -101,21 +101,40 @@ export function selectCompactableRange(
 }
 
 /**
- * HARD-2 (`regionTokensMax`): the span `from … to`, shrunk from its newer end — its last nodes move back into
- * the retained tail — to the longest prefix that ends on a balanced cut and whose node prices sum to at most
- * `regionTokensMax`; null when no such prefix exists. The start never moves (head-anchored, INV-27). Without
- * the option the span as given.
+ * HARD-2 (`summaryFit`): the span `from … to`, shrunk from its newer end — its last nodes move back into the
+ * retained tail — to the longest prefix that ends on a balanced cut and fits: `Σ P_route + min(capTokens,
+ * Σ fixedTokens) ≤ tokensMax`; null when no prefix does. The start never moves (head-anchored, INV-27).
+ * Without the option the span as given.
  */
 function fitted(surface: Surface, priced: readonly PricedNode[], from: number, to: number, options: SelectionOptions): CompactableRange | null {
-  const max = options.regionTokensMax
-  if (max === undefined) return spanOf(surface.nodes, from, to)
-  let sum = sumTokens(priced, from, to)
+  const fit = options.summaryFit
+  if (fit === undefined) return spanOf(surface.nodes, from, to)
+  let route = 0
+  let fixed = 0
+  for (let k = from; k <= to; k++) {
+    route += (priced[k] as PricedNode).tokens
+    fixed += fit.fixedTokens(surface.nodes[k] as Seq)
+  }
   let end = to
-  while (end >= from && (sum > max || !toolPairingBalancedAfter(surface, surface.nodes[end] as Seq))) {
-    sum -= (priced[end] as PricedNode).tokens
+  while (end >= from && (route + Math.min(fit.capTokens, fixed) > fit.tokensMax || !toolPairingBalancedAfter(surface, surface.nodes[end] as Seq))) {
+    route -= (priced[end] as PricedNode).tokens
+    fixed -= fit.fixedTokens(surface.nodes[end] as Seq)
     end--
   }
   return end < from ? null : spanOf(surface.nodes, from, end)
+}
+
+/**
+ * HARD-2's bound of a span (`hardening.summaryRoom`, `compaction/summary-room.ts`): the span's node prices plus
+ * the room its summary needs, `min(capTokens, Σ fixedTokens)`, must not exceed `tokensMax` (the summary route's
+ * window less the prompt outside the region).
+ */
+export interface SummaryFit {
+  readonly tokensMax: number
+  /** The cap the summary route accepts: `min(policy.maxTokens, maxOutputTokens)`. */
+  readonly capTokens: number
+  /** `P_fixed` of a node (the §7.5 price a useful summary must stay below). */
+  readonly fixedTokens: (seq: Seq) => number
 }
 
 /** Options of `selectCompactableRange` beyond the protocol; every one is off by default (faithful §4.2). */
@@ -126,10 +145,10 @@ export interface SelectionOptions {
    */
   readonly keepOpenTurnPrompt?: boolean
   /**
-   * HARD-2 (`hardening.summaryRoom`): the most the span's nodes may price (`P_route`) so that the summary request
-   * fits its route; a larger span is shrunk from its newer end to a balanced cut (null when none fits).
+   * HARD-2 (`hardening.summaryRoom`): the bound that makes the span's summary request fit its route; a larger span
+   * is shrunk from its newer end to a balanced cut (null when none fits).
    */
-  readonly regionTokensMax?: number
+  readonly summaryFit?: SummaryFit
 }
 
 /**

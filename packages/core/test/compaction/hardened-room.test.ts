@@ -12,7 +12,8 @@ import type { Measurement } from '../../src/meter/measurement.ts'
 import { toolsPrice } from '../../src/meter/price.ts'
 import { selectCompactableRange } from '../../src/range/select.ts'
 import { toolPairingBalancedAfter } from '../../src/surface/tool-pairing.ts'
-import { clampSummaryTokens, INSTRUCTION_TOKENS, regionTokensMax, summaryRouteOf } from '../../src/compaction/summary-room.ts'
+import { clampSummaryTokens, INSTRUCTION_TOKENS, nodeFixedPrice, summaryFitOf, summaryRouteOf } from '../../src/compaction/summary-room.ts'
+import { harnessReadOnlyPath } from '../../src/offload/projection.ts'
 import { validateEvent } from '../../src/log/validate.ts'
 import { bench, PRE_STEP_3_2, ROUTE, summaryReply } from './support/bench.ts'
 
@@ -50,7 +51,6 @@ describe('HARD-2 summary room: the cap', () => {
     const summary = ofType(b.appended(), 'compaction/summary')[0] as SessionEvent<'compaction/summary'>
     expect(summary).toBeDefined()
     const prompt = promptOf(b.log, before, summary.data.shadowedSeqs)
-    expect(prompt + 2000).toBeLessThanOrEqual(4000) // the fitted span leaves min(8192, 4000 / 2) for the summary
     expect(b.adapter.requests.map((r) => r.maxTokens)).toEqual([4000 - prompt])
     expect(summary.data.maxTokens).toBe(4000 - prompt)
     expect(summary.data.summaryRoom).toEqual({ configuredMaxTokens: 8192, promptTokens: prompt, contextWindow: 4000 })
@@ -114,45 +114,50 @@ describe('HARD-2 summary room: the cap', () => {
 })
 
 describe('HARD-2 summary room: the overflow region', () => {
-  /** The 4,000-token route: the faithful overflow region (everything but the newest unit, seqs 3 … 42) leaves it < 2,000 tokens. */
-  const WINDOW = 4000
-  const ROOM_TOKENS = 2000 // min(routeCap 8192, 4000 × SUMMARY_ROOM_WINDOW_SHARE)
+  /**
+   * A 3,600-token route. The faithful overflow region (everything but the newest unit: seqs 3 … 42, P_route 1,690,
+   * P_fixed 1,660) with the 524 tokens of tools (46), system head (28) and instruction (450) leaves less than the
+   * summary could need: 524 + 1,690 + min(8192, 1,660) = 3,874 > 3,600.
+   */
+  const WINDOW = 3600
+  const fixedOf = (b: ReturnType<typeof bench>, seqs: readonly number[]): number =>
+    seqs.reduce((sum, seq) => sum + nodeFixedPrice(b.log, seq, harnessReadOnlyPath), 0)
 
-  it('faithful: overflow recovery summarizes everything but the newest unit, a prompt with no room on the route', async () => {
-    const b = bench({ prefix: PRE_STEP_3_2, compaction: [summaryReply()] })
+  it('faithful: overflow recovery summarizes everything but the newest unit', async () => {
+    const b = bench({ prefix: PRE_STEP_3_2, routes: [{ ...ROUTE, contextWindow: WINDOW }], compaction: [summaryReply()] })
     const faithful = selectCompactableRange(b.log, b.meter.measure(), 0)
     await b.engine.compactIfNeeded('context-overflow')
     const summary = ofType(b.appended(), 'compaction/summary')[0] as SessionEvent<'compaction/summary'>
     expect(summary.data.shadowedSeqs).toEqual(faithful?.shadowedSeqs)
+    expect(summary.data.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37, 42])
+    expect(summary.data.maxTokens).toBe(8192)
   })
 
-  it('hardened: the region shrinks from its newer end to a balanced cut until the prompt leaves half the window', async () => {
+  it('hardened: the region shrinks from its newer end to a balanced cut until the summary has room', async () => {
     const b = bench({ prefix: PRE_STEP_3_2, config: ROOM, routes: [{ ...ROUTE, contextWindow: WINDOW }], compaction: [summaryReply()] })
     const before = b.meter.measure()
     const faithful = selectCompactableRange(b.log, before, 0)?.shadowedSeqs ?? []
     const nodes = before.nodes
     const faithfulPrompt = promptOf(b.log, before, faithful)
-    expect(faithfulPrompt + ROOM_TOKENS).toBeGreaterThan(WINDOW) // the pattern: no room for the summary
+    expect(faithfulPrompt + fixedOf(b, faithful)).toBe(3874) // the pattern: no room for the summary
     await b.engine.compactIfNeeded('context-overflow')
     const summary = ofType(b.appended(), 'compaction/summary')[0] as SessionEvent<'compaction/summary'>
     const seqs = summary.data.shadowedSeqs
     // Head-anchored prefix of the faithful span, strictly shorter, ending on a balanced cut.
     expect(seqs[0]).toBe(faithful[0])
-    expect(seqs.length).toBeLessThan(faithful.length)
     expect(faithful.slice(0, seqs.length)).toEqual(seqs)
-    expect(seqs).toEqual([3, 10, 15, 23]) // by hand: 3 … 23 price 1,439 ≤ 4,000 − 2,000 − (46 tools + 28 head + 450 instruction)
+    // By hand: 3 … 37 (524 + 1,668 + 1,638 = 3,830) and 3 … 28 (3,676) do not fit; 3 … 23 (524 + 1,439 + 1,439 = 3,402) does.
+    expect(seqs).toEqual([3, 10, 15, 23])
     const prompt = summary.data.summaryRoom?.promptTokens as number
     expect(prompt).toBe(promptOf(b.log, before, seqs))
-    expect(prompt + ROOM_TOKENS).toBeLessThanOrEqual(WINDOW)
+    expect(prompt).toBe(524 + 1439)
     expect(summary.data.maxTokens).toBe(WINDOW - prompt)
     // Maximal: the next longer prefix that ends on a balanced cut would not fit.
     const price = (seq: number): number => nodes.find((n) => n.seq === seq)?.tokens ?? 0
     let next = seqs.length + 1
     while (next <= faithful.length && !balancedAfterIn(b, faithful[next - 1] as number)) next++
-    if (next <= faithful.length) {
-      const longer = faithful.slice(0, next)
-      expect(prompt + longer.slice(seqs.length).reduce((s, q) => s + price(q), 0) + ROOM_TOKENS).toBeGreaterThan(WINDOW)
-    }
+    const longer = faithful.slice(0, next)
+    expect(prompt + longer.slice(seqs.length).reduce((s, q) => s + price(q), 0) + fixedOf(b, longer)).toBeGreaterThan(WINDOW)
   })
 })
 
@@ -171,25 +176,32 @@ describe('HARD-2 helpers', () => {
     expect(clampSummaryTokens(roomy, 1000)).toEqual({ maxTokens: 100, record: { promptTokens: 1000, contextWindow: 8000 } })
   })
 
-  it('ignores limits that are not positive integers; no window means no region bound', () => {
+  it('ignores limits that are not positive integers; no window means no fit', () => {
     const odd = summaryRouteOf({ provider: 'p', model: 'm', maxTokens: 8192 }, { provider: 'p', id: 'm', name: 'm', maxOutputTokens: 0 })
     expect(odd).toEqual({ provider: 'p', model: 'm', configuredMaxTokens: 8192 })
-    expect(regionTokensMax(odd, 500)).toBeUndefined()
-    expect(regionTokensMax(route, 500)).toBe(8000 - 4000 - 500) // min(cap 4096, half the window)
-    const small = summaryRouteOf({ provider: 'p', model: 'm', maxTokens: 300 }, { provider: 'p', id: 'm', name: 'm', context: { contextWindow: 2000 } })
-    expect(regionTokensMax(small, 500)).toBe(2000 - 300 - 500)
+    const fixed = (): number => 1
+    expect(summaryFitOf(odd, 500, fixed)).toBeUndefined()
+    expect(summaryFitOf(route, 500, fixed)).toEqual({ tokensMax: 7500, capTokens: 4096, fixedTokens: fixed })
     expect(INSTRUCTION_TOKENS).toBe(Math.ceil(COMPACTION_INSTRUCTION.length / 4) + 8)
   })
 
-  it('selection: regionTokensMax shrinks the span from its newer end; null when nothing fits', () => {
+  it('selection: summaryFit shrinks the span from its newer end; null when nothing fits', () => {
     const b = bench({ prefix: PRE_STEP_3_2 })
     const m = b.meter.measure()
     const full = selectCompactableRange(b.log, m, 0)
-    expect(full).not.toBeNull()
-    const none = selectCompactableRange(b.log, m, 0, { regionTokensMax: 0 })
-    expect(none).toBeNull()
-    const unbounded = selectCompactableRange(b.log, m, 0, { regionTokensMax: 1_000_000 })
-    expect(unbounded).toEqual(full)
+    expect(full?.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37, 42])
+    const fixedTokens = (): number => 0
+    expect(selectCompactableRange(b.log, m, 0, { summaryFit: { tokensMax: 0, capTokens: 0, fixedTokens } })).toBeNull()
+    expect(selectCompactableRange(b.log, m, 0, { summaryFit: { tokensMax: 1_000_000, capTokens: 0, fixedTokens } })).toEqual(full)
+    // P_route of 3 … 42 is 1,690; of 3 … 23, 1,439 (the cuts after 28 and 37 are balanced, 10 is not).
+    expect(selectCompactableRange(b.log, m, 0, { summaryFit: { tokensMax: 1690, capTokens: 0, fixedTokens } })).toEqual(full)
+    expect(selectCompactableRange(b.log, m, 0, { summaryFit: { tokensMax: 1689, capTokens: 0, fixedTokens } })?.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37])
+    expect(selectCompactableRange(b.log, m, 0, { summaryFit: { tokensMax: 1338, capTokens: 0, fixedTokens } })?.shadowedSeqs).toEqual([3, 10, 15])
+    expect(selectCompactableRange(b.log, m, 0, { summaryFit: { tokensMax: 1337, capTokens: 0, fixedTokens } })?.shadowedSeqs).toEqual([3])
+    // The summary's room counts: min(capTokens, Σ fixed) is added to the span's price.
+    const one = (): number => 1
+    expect(selectCompactableRange(b.log, m, 0, { summaryFit: { tokensMax: 1690 + 7, capTokens: 10, fixedTokens: one } })).toEqual(full)
+    expect(selectCompactableRange(b.log, m, 0, { summaryFit: { tokensMax: 1690 + 6, capTokens: 10, fixedTokens: one } })?.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37])
   })
 })
 
