@@ -14,7 +14,7 @@ export type {
 } from './log/llm.ts'
 export { isKnownBlock } from './log/llm.ts'
 export type {
-  Dialect, SurfaceOp, ReplaceOp, TurnEndReason, EpochHeader, HeaderReason, SeqRange, EventDataMap, CompactionSummaryData,
+  Dialect, SurfaceOp, ReplaceOp, TurnEndReason, EpochHeader, HeaderReason, SeqRange, EventDataMap, CompactionSummaryData, SummaryRoomRecord,
   OffloadTarget, TextOffloadData, EventType, SurfaceEventType, SessionEvent, SurfaceEvent, ForeignEvent, LogEvent, EventDraft,
   DialectVocabulary, SessionHeaderRecord, CapacityWarning,
 } from './log/events.ts'
@@ -127,6 +127,10 @@ export {
   COMPACTION_INSTRUCTION_SOURCE, LlmSummarizer, resolveSummaryTarget, summaryRequest,
   type Summarizer, type SummaryInput, type SummaryOutput, type LlmSummarizerOptions, type SummaryTarget,
 } from './compaction/summarizer.ts'
+export {
+  INSTRUCTION_TOKENS, clampSummaryTokens, nodeFixedPrice, resolveSummaryRoute, routeCap, summaryFitOf,
+  summaryPromptOverhead, summaryRouteOf, type SummaryRoute,
+} from './compaction/summary-room.ts'
 export {
   HttpAdapterConfigError, type StaticModelInfo, type ModelMetadataSource, type HttpAdapterConfigErrorCode,
 } from './adapter/http-common.ts'

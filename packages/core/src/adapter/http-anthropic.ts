@@ -357,6 +357,7 @@ export class AnthropicMessagesAdapter implements LlmAdapter {
     if (typeof body['image_tokens'] === 'number') meta.imageTokens = body['image_tokens']
     if (typeof body['default_max_tokens'] === 'number') meta.defaultMaxTokens = body['default_max_tokens']
     const limit = body['max_tokens']
+    if (typeof body['max_output_tokens'] === 'number') meta.maxOutputTokens = body['max_output_tokens'] // the project's field (HARD-2)
     return this.withCap(infoOf(provider, model, meta), typeof limit === 'number' && limit > 0 ? limit : undefined)
   }
 

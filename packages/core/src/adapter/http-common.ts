@@ -17,6 +17,8 @@ export interface StaticModelInfo {
   contextWindow?: number
   imageTokens?: number
   defaultMaxTokens?: number
+  /** Largest `max_tokens` the route accepts (`LlmModelInfo.maxOutputTokens`, hardened HARD-2). */
+  maxOutputTokens?: number
 }
 
 /** Where `resolveModel` looks for a model that is not in the static table. */
@@ -84,6 +86,7 @@ export function infoOf(provider: string, model: string, row: StaticModelInfo | u
   if (row?.contextWindow !== undefined) info.context = { contextWindow: row.contextWindow }
   if (row?.imageTokens !== undefined) info.imageTokens = row.imageTokens
   if (row?.defaultMaxTokens !== undefined) info.defaultMaxTokens = row.defaultMaxTokens
+  if (row?.maxOutputTokens !== undefined) info.maxOutputTokens = row.maxOutputTokens
   return info
 }
 

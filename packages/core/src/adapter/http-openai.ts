@@ -306,7 +306,7 @@ export class OpenAiCompatibleAdapter implements LlmAdapter {
 
   /**
    * Route metadata: the static table first; else (`modelMetadata: 'endpoint'`) `GET <baseURL>/models/<id>`
-   * reading `context_window`, `image_tokens`, `default_max_tokens` (and `name`); a 404 or a table miss with
+   * reading `context_window`, `image_tokens`, `default_max_tokens`, `max_output_tokens` (and `name`); a 404 or a table miss with
    * `'static'` reports unknown capacity. Other HTTP failures throw `LlmError` classified by §1.2.2.
    */
   async resolveModel(provider: string, model: string, signal?: AbortSignal): Promise<LlmModelInfo> {
@@ -334,6 +334,7 @@ export class OpenAiCompatibleAdapter implements LlmAdapter {
     }
     if (typeof body['image_tokens'] === 'number') meta.imageTokens = body['image_tokens']
     if (typeof body['default_max_tokens'] === 'number') meta.defaultMaxTokens = body['default_max_tokens']
+    if (typeof body['max_output_tokens'] === 'number') meta.maxOutputTokens = body['max_output_tokens']
     return infoOf(provider, model, meta)
   }
 

@@ -23,6 +23,8 @@ export interface ScriptedRoute {
   model: string
   contextWindow?: number
   imageTokens?: number
+  /** Reported as `LlmModelInfo.maxOutputTokens` (hardened HARD-2). */
+  maxOutputTokens?: number
 }
 
 /** Options of a `ScriptedAdapter`. */
@@ -73,6 +75,7 @@ export class ScriptedAdapter implements LlmAdapter {
     const info: LlmModelInfo = { provider, id: model, name: model }
     if (route?.contextWindow !== undefined) info.context = { contextWindow: route.contextWindow }
     if (route?.imageTokens !== undefined) info.imageTokens = route.imageTokens
+    if (route?.maxOutputTokens !== undefined) info.maxOutputTokens = route.maxOutputTokens
     return info
   }
 

@@ -8,7 +8,7 @@ import { LlmError } from '../adapter/contract.ts'
 import { CompactionId, MessageId, type Seq } from '../brand.ts'
 import { assertNever, errorChain, InvariantError } from '../errors.ts'
 import type { EventLog } from '../log/event-log.ts'
-import type { CompactionSummaryData, Dialect, EventDataMap, EventDraft, SessionEvent } from '../log/events.ts'
+import type { CompactionSummaryData, Dialect, EventDataMap, EventDraft, SessionEvent, SummaryRoomRecord } from '../log/events.ts'
 import { frozenDenseList } from '../log/validate.ts'
 import type { LlmFailure, Message, TextBlock, UserMessage } from '../log/llm.ts'
 import { messageContent, type OpenBracket } from '../log/session-state.ts'
@@ -27,6 +27,7 @@ import {
   SurfaceChangedError,
 } from './errors.ts'
 import type { Summarizer, SummaryInput, SummaryOutput } from './summarizer.ts'
+import { clampSummaryTokens, summaryPromptOverhead, type SummaryRoute } from './summary-room.ts'
 
 /** The outcome of a committed bracket (§7.13). */
 export interface CompactionResult {
@@ -73,6 +74,11 @@ export interface BracketRequest {
   readonly signal?: AbortSignal
   /** The hardened profile's extra shrink checks (HARD-3, HARD-4); absent = the §7.5 rule alone (faithful). */
   readonly hardened?: HardenedShrink
+  /**
+   * HARD-2 (`hardening.summaryRoom`): the summary route's limits; each attempt's cap is clamped to them and the
+   * room is recorded on `compaction/summary(-error)`. Absent = the §8.2 policy cap (faithful).
+   */
+  readonly summaryRoute?: SummaryRoute
 }
 
 /**
@@ -130,6 +136,8 @@ interface Prepared {
   readonly regionNodes: readonly RequestNode[]
   /** Whole surface (numeric owner) or the selected nodes (null owner), with `P_route` prices. */
   readonly baseline: readonly PricedNode[]
+  /** HARD-2: the clamped cap (`input.maxTokens`) and its record; absent without a summary route. */
+  readonly room?: { readonly maxTokens: number; readonly record: SummaryRoomRecord }
 }
 
 /**
@@ -255,6 +263,7 @@ class Bracket {
       for (let attempt = 1; output === undefined; attempt++) {
         if (attempt > attemptsMax) throw new InvariantError(`summary attempts exceeded ${attemptsMax} in bracket ${this.compactionId}`)
         try {
+          this.checkRoom(prepared)
           output = checkOutput(await this.env.summarizer.summarize(prepared.input, this.request.signal))
         } catch (err) {
           const next = this.afterSummaryFailure(err, prepared)
@@ -308,6 +317,7 @@ class Bracket {
         ...optional('provider', target.provider),
         ...optional('model', target.model),
         ...optional('maxTokens', target.maxTokens),
+        ...optional('summaryRoom', prepared.room?.record),
         failure,
       }
       this.env.append({ time: this.env.clock(), type: 'compaction/summary-error', data })
@@ -354,12 +364,36 @@ class Bracket {
     const head = surface.nodes[0]
     const systemHead = head !== undefined && systemHeadCount(log) === 1 ? this.projected(head) : null
     const tools = log.state.header?.header.tools
+    const route = this.request.summaryRoute
+    let room: Prepared['room']
+    if (route !== undefined) { // HARD-2: price this attempt's summary prompt and clamp its cap to the route
+      let promptTokens = summaryPromptOverhead(log, m, tools)
+      for (let k = i; k <= j; k++) promptTokens += (nodes[k] as PricedNode).tokens
+      room = clampSummaryTokens(route, promptTokens)
+    }
     const input: SummaryInput = {
       ...(systemHead === null ? {} : { systemHead }),
       ...(tools === undefined || tools.length === 0 ? {} : { tools }),
       messages,
+      ...(room === undefined ? {} : { maxTokens: room.maxTokens }),
     }
-    return { shadowedTokenCount, input, regionNodes, baseline: this.owner === null ? nodes.slice(i, j + 1) : nodes }
+    const baseline = this.owner === null ? nodes.slice(i, j + 1) : nodes
+    return { shadowedTokenCount, input, regionNodes, baseline, ...(room === undefined ? {} : { room }) }
+  }
+
+  /**
+   * HARD-2: an attempt whose priced prompt leaves no room in the summary route's window is refused before it is
+   * sent (a summarizer failure, recorded as `compaction/summary-error` with the room): no cap could make it fit.
+   */
+  private checkRoom(prepared: Prepared): void {
+    const room = prepared.room
+    const route = this.request.summaryRoute
+    if (room === undefined || route === undefined || room.maxTokens >= 1) return
+    throw new SummarizerError({
+      message: `summary request does not fit its route (hardened HARD-2): the prompt prices ${room.record.promptTokens} tokens, ` +
+        `the window of ${route.provider}/${route.model} is ${String(route.contextWindow)}`,
+      code: 'CONTEXT_WINDOW_EXCEEDED',
+    }, { provider: route.provider, model: route.model })
   }
 
   /**
@@ -451,6 +485,7 @@ class Bracket {
       provider: output.provider,
       model: output.model,
       ...optional('maxTokens', output.maxTokens),
+      ...optional('summaryRoom', prepared.room?.record),
       ...optional('usage', output.usage === undefined ? undefined : structuredClone(output.usage)),
     }
     const summaryDraft: EventDraft<'compaction/summary'> = { time: clock(), type: 'compaction/summary', data }

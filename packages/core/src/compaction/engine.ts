@@ -24,6 +24,7 @@ import { selectCompactableRange, type SelectionOptions } from '../range/select.t
 import { BracketFailure, runBracket, type BracketEnvironment, type CompactionResult, type HardenedShrink } from './bracket.ts'
 import { CompactionConvergenceError, CompactionError, ManualCompactionError } from './errors.ts'
 import { LlmSummarizer, type Summarizer } from './summarizer.ts'
+import { nodeFixedPrice, resolveSummaryRoute, summaryFitOf, summaryPromptOverhead, type SummaryRoute } from './summary-room.ts'
 
 /** A granted idle-maintenance reservation (§3.7 step 2); `signal` aborts when the agent cancels it (FAULT-82). */
 export interface IdleReservation {
@@ -98,12 +99,15 @@ export class CompactionEngine {
    * succeeded or none failed. In memory only: a restored engine starts without back-off.
    */
   private backoff: FailureBackoffState | null = null
+  /** The agent's configured route (the §8.1 fallback), for HARD-2's summary route lookup. */
+  private readonly agentRoute: RouteTarget | undefined
 
   constructor(options: CompactionEngineOptions) {
     this.log = options.log
     this.runtime = options.runtime
     this.policy = options.policy
     this.hardening = hardeningOf(options.policy)
+    this.agentRoute = options.agentRoute
     this.pruner = options.pruner
     this.clock = options.clock
     this.readOnlyPath = options.readOnlyPath ?? harnessReadOnlyPath
@@ -156,7 +160,8 @@ export class CompactionEngine {
    * `CompactionBusyError`; later failures close the bracket and throw `CompactionError`.
    */
   async compactRegion(start: number, end: number, signal?: AbortSignal): Promise<CompactionResult> {
-    return this.compactAutomatic(start, end, signal, undefined)
+    const summaryRoute = this.hardening.summaryRoom === null ? undefined : await this.summaryRoute(signal) // HARD-2
+    return this.compactAutomatic(start, end, signal, undefined, summaryRoute)
   }
 
   /**
@@ -238,13 +243,28 @@ export class CompactionEngine {
     }
   }
 
+  /**
+   * HARD-2: the summary route with its reported limits when `summaryRoom` is on (undefined when off, or when no
+   * target or metadata resolves: the bracket then runs as the protocol says).
+   */
+  private async summaryRoute(signal: AbortSignal | undefined): Promise<SummaryRoute | undefined> {
+    const route = await resolveSummaryRoute({
+      log: this.log, policy: this.policy, runtime: this.runtime,
+      ...(this.agentRoute === undefined ? {} : { agentRoute: this.agentRoute }),
+      ...(signal === undefined ? {} : { signal }),
+    }, this.infoSink)
+    return route ?? undefined
+  }
+
   /** One automatic bracket (an explicit region, pressure or overflow), with the hardened shrink checks when any is on. */
   private async compactAutomatic(
     start: number, end: number, signal: AbortSignal | undefined, hardened: HardenedShrink | undefined,
+    summaryRoute: SummaryRoute | undefined,
   ): Promise<CompactionResult> {
     try {
       return await runBracket(this.env, {
         start, end, owner: 'current-turn', ...(signal === undefined ? {} : { signal }), ...(hardened === undefined ? {} : { hardened }),
+        ...(summaryRoute === undefined ? {} : { summaryRoute }),
       })
     } catch (err) {
       if (err instanceof BracketFailure) throw automaticError(err)
@@ -295,15 +315,19 @@ export class CompactionEngine {
       if (pressureOf(m) < thresholdTokens) return null
     }
     const hardened = this.hardenedShrink(thresholdTokens)
+    // HARD-2: the summary route's limits (after the prune, which stays right after the lock check); the surface
+    // is measured again after the lookup. Faithful: no lookup, no await.
+    const summaryRoute = this.hardening.summaryRoom === null ? undefined : await this.summaryRoute(signal)
+    if (summaryRoute !== undefined) m = this.meter.measure()
     const attempts = decision.policy.compactionRetries + 1 // step 10
     let result: CompactionResult | null = null
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const range = selectCompactableRange(this.log, m, retainTokens, this.selection())
+      const range = selectCompactableRange(this.log, m, retainTokens, this.selection(m, summaryRoute))
       if (range === null) {
         if (result === null) return null
         break
       }
-      result = await this.compactAutomatic(range.start, range.end, signal, hardened)
+      result = await this.compactAutomatic(range.start, range.end, signal, hardened, summaryRoute)
       m = this.meter.measure()
       if (pressureOf(m) < thresholdTokens) return result
     }
@@ -352,20 +376,35 @@ export class CompactionEngine {
     return notes
   }
 
-  /** Selection options of the hardened profile; `{}` (faithful §4.2) when no rule applies. */
-  private selection(): SelectionOptions {
-    return this.hardening.openTurnPrompt !== null ? { keepOpenTurnPrompt: true } : {}
+  /**
+   * Selection options of the hardened profile; `{}` (faithful §4.2) when no rule applies. HARD-2 bounds the
+   * span's price so that its summary prompt leaves the summary route room for a summary (`summary-room.ts`).
+   */
+  private selection(m: Measurement, summaryRoute: SummaryRoute | undefined): SelectionOptions {
+    return { ...(this.hardening.openTurnPrompt !== null ? { keepOpenTurnPrompt: true } : {}), ...this.summaryFit(m, summaryRoute) }
+  }
+
+  /** HARD-2's selection bound (`summaryFit`), or `{}` without a summary route or a known window. */
+  private summaryFit(m: Measurement, summaryRoute: SummaryRoute | undefined): SelectionOptions {
+    if (summaryRoute === undefined) return {}
+    const overhead = summaryPromptOverhead(this.log, m, this.log.state.header?.header.tools)
+    const fit = summaryFitOf(summaryRoute, overhead, (seq) => nodeFixedPrice(this.log, seq, this.readOnlyPath))
+    return fit === undefined ? {} : { summaryFit: fit }
   }
 
   private async compactForOverflow(signal: AbortSignal | undefined): Promise<CompactionResult | null> {
     if (routedTarget(this.log) === null) return null // step 1
+    // HARD-2: the summary route's limits, looked up before the lock check so that check, the prune and the
+    // bracket entry stay synchronous (faithful: no lookup, no await).
+    const summaryRoute = this.hardening.summaryRoom === null ? undefined : await this.summaryRoute(signal)
     const lock = this.log.state.lock // step 2: before pruning (Q-17, INV-24)
     if (lock.state === 'live') throw new CompactionBusyError(lock.bracket)
     this.projectOversizedText()
     if (this.pruner !== undefined) pruneSession(this.log, this.pruner, this.clock, { readOnlyPath: this.readOnlyPath })
-    const range = selectCompactableRange(this.log, this.meter.measure(), 0, this.selection()) // steps 3–4: retain only the newest unit
+    const m = this.meter.measure()
+    const range = selectCompactableRange(this.log, m, 0, this.selection(m, summaryRoute)) // steps 3–4: retain only the newest unit
     if (range === null) return null
-    return this.compactAutomatic(range.start, range.end, signal, this.hardenedShrink(undefined)) // step 6: one attempt
+    return this.compactAutomatic(range.start, range.end, signal, this.hardenedShrink(undefined), summaryRoute) // step 6: one attempt
   }
 
   private async runManual(
@@ -386,14 +425,26 @@ export class CompactionEngine {
       : new ManualCompactionError('cancelled', `cancelled: ${errorChain(agent.reason)}`, { cause: agent.reason })
     try {
       if (op.aborted) throw cancellation() // step 3a
+      let summaryRoute: SummaryRoute | undefined
+      if (this.hardening.summaryRoom !== null) { // HARD-2: the summary route's limits (faithful: no lookup, no await)
+        try {
+          summaryRoute = await this.summaryRoute(op)
+        } catch (err) {
+          if (op.aborted) throw cancellation()
+          throw err
+        }
+        if (op.aborted) throw cancellation()
+      }
       this.projectOversizedText()
-      const range = selectCompactableRange(this.log, this.meter.measure(), 0) // step 3b
+      const m = this.meter.measure()
+      const range = selectCompactableRange(this.log, m, 0, this.summaryFit(m, summaryRoute)) // step 3b
       if (range === null) return null // step 3c: nothing written
       let result: CompactionResult | null = null
       let failure: BracketFailure | null = null
       try {
         result = await runBracket(this.env, {
           start: range.start, end: range.end, owner: null, signal: op, ...(sourceCommandId === undefined ? {} : { sourceCommandId }),
+          ...(summaryRoute === undefined ? {} : { summaryRoute }),
         })
       } catch (err) {
         if (!(err instanceof BracketFailure)) throw err // entry failures: busy (lock, open turn); nothing written

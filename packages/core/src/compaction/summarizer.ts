@@ -23,6 +23,11 @@ export interface SummaryInput {
   readonly tools?: readonly ToolSchema[]
   /** Projected messages of the shadowed nodes, in surface order, nulls skipped (offload projection applied). */
   readonly messages: readonly Message[]
+  /**
+   * Hardened HARD-2 only (`docs/hardened.md`): the cap the request carries instead of `policy.maxTokens`,
+   * clamped to the summary route. Absent (always, when faithful): the §8.2 policy value.
+   */
+  readonly maxTokens?: number
 }
 
 /**
@@ -199,7 +204,8 @@ export class LlmSummarizer implements Summarizer {
     const extra: { sessionId?: string; signal?: AbortSignal } = {}
     if (sessionId !== undefined) extra.sessionId = sessionId
     if (signal !== undefined) extra.signal = signal
-    const call = runtime.stream(summaryRequest(input, target, this.options.newInstructionId(), extra))
+    const capped = input.maxTokens === undefined ? target : { ...target, maxTokens: input.maxTokens } // HARD-2 clamp
+    const call = runtime.stream(summaryRequest(input, capped, this.options.newInstructionId(), extra))
     const route: { provider: string; model: string; maxTokens?: number } = { provider: call.provider, model: call.model }
     if (call.options.maxTokens !== undefined) route.maxTokens = call.options.maxTokens
     const chunks: StreamChunk[] = []

@@ -85,6 +85,8 @@ export interface EventDataMap {
   'compaction/summary-error': {
     compactionId: CompactionId; sourceCommandId?: string; shadowedRange: SeqRange; shadowedSeqs: Seq[]
     failure: LlmFailure; provider?: string; model?: string; maxTokens?: number
+    /** Hardened HARD-2 only (`docs/hardened.md`): the room the request was fitted to. */
+    summaryRoom?: SummaryRoomRecord
   }
   'compaction/prune': { shadowedRange: SeqRange; shadowedSeqs: [Seq]; shadowedTokenCount: number }
   'compaction/end': { compactionId: CompactionId; sourceCommandId?: string; turn: number | null; error?: string }
@@ -103,9 +105,23 @@ export interface CompactionSummaryData {
   provider: string
   model: string
   maxTokens?: number
+  /** Hardened HARD-2 only (`docs/hardened.md`): the room the request was fitted to. Never in a faithful log. */
+  summaryRoom?: SummaryRoomRecord
   usage?: TokenUsage
   rawOutput?: ContentBlock[]
   llmStreamCall?: true
+}
+
+/**
+ * The hardened profile's HARD-2 record of a summary request (not §1.4): the priced summary prompt
+ * (`P_route`: tools + system head + region + instruction) and the summary route's reported limits the cap was
+ * clamped to. `configuredMaxTokens` (the policy's `maxTokens`) is present only when the sent cap is smaller.
+ */
+export interface SummaryRoomRecord {
+  configuredMaxTokens?: number
+  promptTokens: number
+  contextWindow?: number
+  maxOutputTokens?: number
 }
 
 /** One node's offloaded image indexes (§1.4.19). */

@@ -112,6 +112,11 @@ export interface LlmModelInfo {
   context?: { contextWindow: number }
   imageTokens?: number
   defaultMaxTokens?: number
+  /**
+   * Largest generation cap (`maxTokens`) the route accepts, when the adapter knows it. Not part of §1.2: the
+   * hardened profile's HARD-2 (`docs/hardened.md`) clamps the summary request to it; nothing else reads it.
+   */
+  maxOutputTokens?: number
 }
 
 const KNOWN_BLOCK_TYPES: ReadonlySet<string> = new Set(['text', 'reasoning', 'image', 'tool-call', 'tool-result'])

@@ -527,6 +527,20 @@ function checkUsage(c: Check, value: unknown, field: string): void {
   c.optNum(u, 'reasoningTokens', field)
 }
 
+const SUMMARY_ROOM_KEYS: ReadonlySet<string> = new Set(['configuredMaxTokens', 'promptTokens', 'contextWindow', 'maxOutputTokens'])
+
+/** The hardened HARD-2 record (`SummaryRoomRecord`, `docs/hardened.md`): closed keys, integer figures. */
+function checkSummaryRoom(c: Check, value: unknown, field: string): void {
+  const r = c.obj(value, field)
+  for (const key of Object.keys(r)) {
+    if (!SUMMARY_ROOM_KEYS.has(key)) c.fail(`${field}.${key}`, `is not a summaryRoom field (allowed: ${[...SUMMARY_ROOM_KEYS].join(', ')})`)
+  }
+  c.nonNegInt(r['promptTokens'], `${field}.promptTokens`)
+  for (const key of ['configuredMaxTokens', 'contextWindow', 'maxOutputTokens']) {
+    if (Object.hasOwn(r, key)) c.posInt(r[key], `${field}.${key}`)
+  }
+}
+
 function checkFinishReason(c: Check, value: unknown, field: string): void {
   const r = c.obj(value, field)
   const kind = c.oneOf(r['kind'], FINISH_KINDS, `${field}.kind`) as (typeof FINISH_KINDS)[number]
@@ -748,6 +762,7 @@ function checkPayload(c: Check, type: EventType, d: Obj, dialect: Dialect): void
       c.str(d['provider'], 'data.provider')
       c.str(d['model'], 'data.model')
       c.optNum(d, 'maxTokens', 'data')
+      if (Object.hasOwn(d, 'summaryRoom')) checkSummaryRoom(c, d['summaryRoom'], 'data.summaryRoom')
       if (Object.hasOwn(d, 'usage')) checkUsage(c, d['usage'], 'data.usage')
       if (Object.hasOwn(d, 'rawOutput')) checkContent(c, d['rawOutput'], 'data.rawOutput')
       c.optTrue(d, 'llmStreamCall', 'data')
@@ -763,6 +778,7 @@ function checkPayload(c: Check, type: EventType, d: Obj, dialect: Dialect): void
       c.optStr(d, 'provider', 'data')
       c.optStr(d, 'model', 'data')
       c.optNum(d, 'maxTokens', 'data')
+      if (Object.hasOwn(d, 'summaryRoom')) checkSummaryRoom(c, d['summaryRoom'], 'data.summaryRoom')
       return
     case 'compaction/prune': {
       checkRange(c, d['shadowedRange'], 'data.shadowedRange')

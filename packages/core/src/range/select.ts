@@ -93,11 +93,48 @@ export function selectCompactableRange(
       const afterOk = p + 1 < keep && toolPairingBalancedBefore(surface, nodes[p + 1] as Seq)
       const after = afterOk ? sumTokens(priced, p + 1, keep - 1) : -1
       if (before < 0 && after < 0) return null
-      return after > before ? spanOf(nodes, p + 1, keep - 1) : spanOf(nodes, h, p - 1)
+      return after > before ? fitted(surface, priced, p + 1, keep - 1, options) : fitted(surface, priced, h, p - 1, options)
     }
   }
 
-  return spanOf(nodes, h, keep - 1)
+  return fitted(surface, priced, h, keep - 1, options)
+}
+
+/**
+ * HARD-2 (`summaryFit`): the span `from … to`, shrunk from its newer end — its last nodes move back into the
+ * retained tail — to the longest prefix that ends on a balanced cut and fits: `Σ P_route + min(capTokens,
+ * Σ fixedTokens) ≤ tokensMax`; null when no prefix does. The start never moves (head-anchored, INV-27).
+ * Without the option the span as given.
+ */
+function fitted(surface: Surface, priced: readonly PricedNode[], from: number, to: number, options: SelectionOptions): CompactableRange | null {
+  const fit = options.summaryFit
+  if (fit === undefined) return spanOf(surface.nodes, from, to)
+  let route = 0
+  let fixed = 0
+  for (let k = from; k <= to; k++) {
+    route += (priced[k] as PricedNode).tokens
+    fixed += fit.fixedTokens(surface.nodes[k] as Seq)
+  }
+  let end = to
+  while (end >= from && (route + Math.min(fit.capTokens, fixed) > fit.tokensMax || !toolPairingBalancedAfter(surface, surface.nodes[end] as Seq))) {
+    route -= (priced[end] as PricedNode).tokens
+    fixed -= fit.fixedTokens(surface.nodes[end] as Seq)
+    end--
+  }
+  return end < from ? null : spanOf(surface.nodes, from, end)
+}
+
+/**
+ * HARD-2's bound of a span (`hardening.summaryRoom`, `compaction/summary-room.ts`): the span's node prices plus
+ * the room its summary needs, `min(capTokens, Σ fixedTokens)`, must not exceed `tokensMax` (the summary route's
+ * window less the prompt outside the region).
+ */
+export interface SummaryFit {
+  readonly tokensMax: number
+  /** The cap the summary route accepts: `min(policy.maxTokens, maxOutputTokens)`. */
+  readonly capTokens: number
+  /** `P_fixed` of a node (the §7.5 price a useful summary must stay below). */
+  readonly fixedTokens: (seq: Seq) => number
 }
 
 /** Options of `selectCompactableRange` beyond the protocol; every one is off by default (faithful §4.2). */
@@ -107,6 +144,11 @@ export interface SelectionOptions {
    * then the side of the prompt (older history, or the open turn's work after it) that carries more tokens.
    */
   readonly keepOpenTurnPrompt?: boolean
+  /**
+   * HARD-2 (`hardening.summaryRoom`): the bound that makes the span's summary request fit its route; a larger span
+   * is shrunk from its newer end to a balanced cut (null when none fits).
+   */
+  readonly summaryFit?: SummaryFit
 }
 
 /**

@@ -339,6 +339,9 @@ describe('options and metadata', () => {
       await meta(200, { id: 'x', name: 'X', context_window: 100, image_tokens: 7, default_max_tokens: 9 }).resolveModel('p', 'x'),
     ).toEqual({ provider: 'p', id: 'x', name: 'X', context: { contextWindow: 100 }, imageTokens: 7, defaultMaxTokens: 9 })
     expect(await meta(404, {}).resolveModel('p', 'x')).toEqual({ provider: 'p', id: 'x', name: 'x' })
+    // The project's `max_output_tokens` (hardened HARD-2) becomes `maxOutputTokens`.
+    expect(await meta(200, { id: 'x', context_window: 100, max_output_tokens: 40 }).resolveModel('p', 'x'))
+      .toEqual({ provider: 'p', id: 'x', name: 'x', context: { contextWindow: 100 }, maxOutputTokens: 40 })
     await expect(meta(200, { context_window: 'big' }).resolveModel('p', 'x')).rejects.toMatchObject({
       failure: { code: 'INVALID_MODEL_CONTEXT' },
     })

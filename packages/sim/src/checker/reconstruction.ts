@@ -4,7 +4,7 @@
  * with the model's derivation at each request's dispatch revision, and are not evaluated without a capture.
  */
 import {
-  canonicalHeader, COMPACTION_INSTRUCTION, headersEqual, jsonEqual,
+  canonicalHeader, COMPACTION_INSTRUCTION, hardeningOf, headersEqual, jsonEqual,
   type CapturedRequest, type ContentBlock, type Dialect, type EpochHeader, type Message, type SessionEvent,
 } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
@@ -179,6 +179,7 @@ const inv44: Check = {
   applicability: needsCapture,
   create: (ctx, r) => {
     const seed = ctx.dialect === 'seed'
+    const clampsCap = hardeningOf(ctx.inputs.policy).summaryRoom !== null
     let bracketSeq = -1
     let pending: PendingSummaryRequest[] = []
     const hooks = captureHooks(ctx, r, (req, seq, m) => {
@@ -195,7 +196,10 @@ const inv44: Check = {
       }
       const route = m.routedTarget()
       const cap = route === null ? ctx.inputs.policy.maxTokens : m.policy(route).maxTokens
-      if (req.maxTokens !== cap) r.violation(seq, `${label}: maxTokens ${String(req.maxTokens)} differs from the policy cap ${cap}`)
+      // Hardened HARD-2 (`hardening.summaryRoom`, issue #19) clamps the cap to the summary route: any cap from 1 to
+      // the policy's is accepted then (HARD-2 judges it against the route); otherwise exactly the policy cap.
+      const clamped = clampsCap && typeof req.maxTokens === 'number' && Number.isSafeInteger(req.maxTokens) && req.maxTokens >= 1 && req.maxTokens <= cap
+      if (req.maxTokens !== cap && !clamped) r.violation(seq, `${label}: maxTokens ${String(req.maxTokens)} differs from the policy cap ${cap}`)
       if (!jsonEqual(req.tools ?? [], m.header?.tools ?? [])) r.violation(seq, `${label}: tools differ from the folded header's tools`)
       if (!isInstruction(req.messages[req.messages.length - 1], seed)) r.violation(seq, `${label}: the last message is not the compaction instruction`)
       const headSeq = m.headCount() === 1 ? m.nodes[0] : undefined

@@ -13,6 +13,7 @@ import { CheckerModel } from './model.ts'
 import { hardenedChecks } from './hardened-policy.ts'
 import { HARDENED_CAPACITY_CHECKS } from './hardened-capacity.ts'
 import { HARDENED_HEAD_CHECKS } from './hardened-head.ts'
+import { HARDENED_ROOM_CHECKS } from './hardened-room.ts'
 import { HARDENED_SELECTION_CHECKS } from './hardened-selection.ts'
 import { HARDENED_TEXT_CHECKS } from './hardened-text.ts'
 import { CHECKS } from './registry.ts'
@@ -101,12 +102,13 @@ export async function checkLog(source: string | Iterable<unknown>, options: Chec
   // Each is listed only when its own rule is on (like `hardenedChecks`).
   const hardening = hardeningOf(inputs.policy)
   const checks = anyHardening(hardening)
-    ? [
-        ...CHECKS, ...hardenedChecks(inputs), ...(hardening.oversizedUserText !== null ? HARDENED_TEXT_CHECKS : []),
-        ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : []),
-        ...(hardening.headRefresh !== null ? HARDENED_HEAD_CHECKS : []),
-        ...(hardening.capacitySanity !== null ? HARDENED_CAPACITY_CHECKS : []),
-      ]
+    ? [...CHECKS, ...[
+      ...hardenedChecks(inputs), ...(hardening.oversizedUserText !== null ? HARDENED_TEXT_CHECKS : []),
+      ...(hardening.openTurnPrompt !== null ? HARDENED_SELECTION_CHECKS : []),
+      ...(hardening.summaryRoom !== null ? HARDENED_ROOM_CHECKS : []),
+      ...(hardening.headRefresh !== null ? HARDENED_HEAD_CHECKS : []),
+      ...(hardening.capacitySanity !== null ? HARDENED_CAPACITY_CHECKS : []),
+    ].sort((a, b) => hardNumber(a.id) - hardNumber(b.id))] // HARD-id order, whichever module owns a check
     : CHECKS
   const dispatcher = new Dispatcher(checks, ctx)
   let alive = true
@@ -196,4 +198,9 @@ function internalReport(path: string | null, dialect: Dialect, error: unknown): 
     coverage: [], tornTail: null, meterTaint: null,
     internalErrors: [{ id: 'model', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }],
   }
+}
+
+/** `n` of a `HARD-n` check id (the hardened checks are listed in this order). */
+function hardNumber(id: string): number {
+  return Number(id.slice('HARD-'.length))
 }

@@ -5,7 +5,7 @@
  * Routes (any base path): `POST …/chat/completions` (streaming SSE or a JSON completion; wire `anthropic`:
  * `POST …/messages` instead, with Anthropic's SSE events and error envelope, `anthropic-*.ts`);
  * `GET …/models/<id>` → `{id, object:'model', created:0, owned_by, context_window, image_tokens?,
- * default_max_tokens?}` (404 `model_not_found` for an unknown model; a route's scripted
+ * default_max_tokens?, max_output_tokens?}` (404 `model_not_found` for an unknown model; a route's scripted
  * `reportedContextWindow` — FAULT-41 — replaces `context_window`, or drops it for none); `GET …/models` → the list.
  * Anything else → 404. A malformed chat body → 400 `invalid_request_error` (recorded in `refused`).
  *
@@ -124,6 +124,7 @@ export function resolveMockProviderOptions(options: MockProviderOptions): MockPr
   }
   const routeModels: MockModel[] = [...routes.values()].flatMap((r) => (r.contextWindow === null ? [] : [{
     id: r.model, contextWindow: r.contextWindow, ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
+    ...(r.maxOutputTokens === null ? {} : { maxOutputTokens: r.maxOutputTokens }),
   }]))
   const models = new Map<string, MockModel>()
   for (const m of options.models ?? routeModels) {
@@ -294,7 +295,10 @@ export class MockProvider {
   private scriptedReport(id: string): Record<string, unknown> | undefined {
     const route = this.spec.routes.get(id)
     if (route?.reportedContextWindow === undefined) return undefined
-    const out = this.modelObject({ id, contextWindow: 0, ...(route.imageTokens === null ? {} : { imageTokens: route.imageTokens }) })
+    const out = this.modelObject({
+      id, contextWindow: 0, ...(route.imageTokens === null ? {} : { imageTokens: route.imageTokens }),
+      ...(route.maxOutputTokens === null ? {} : { maxOutputTokens: route.maxOutputTokens }),
+    })
     if (route.reportedContextWindow === null) delete out['context_window']
     else out['context_window'] = route.reportedContextWindow
     return out
@@ -310,6 +314,7 @@ export class MockProvider {
     }
     if (m.imageTokens !== undefined) out['image_tokens'] = m.imageTokens
     if (m.defaultMaxTokens !== undefined) out['default_max_tokens'] = m.defaultMaxTokens
+    if (m.maxOutputTokens !== undefined) out['max_output_tokens'] = m.maxOutputTokens
     return out
   }
 

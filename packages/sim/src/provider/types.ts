@@ -31,6 +31,8 @@ export interface MockModel {
   /** Route-declared price of one image (§2.3); also used by the mock's prompt estimate. */
   imageTokens?: number
   defaultMaxTokens?: number
+  /** Largest `max_tokens` the route accepts (its `maxOutputTokens`), reported as `max_output_tokens`. */
+  maxOutputTokens?: number
 }
 
 /** One chat-completions request as a reply plan sees it (validated at the HTTP boundary). */

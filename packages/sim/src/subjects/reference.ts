@@ -453,6 +453,7 @@ function wireAdapter(scenario: ResolvedScenario, options: SubjectSessionOptions,
           id: r.model,
           ...(window === null ? {} : { contextWindow: window }),
           ...(r.imageTokens === null ? {} : { imageTokens: r.imageTokens }),
+          ...(r.maxOutputTokens === null ? {} : { maxOutputTokens: r.maxOutputTokens }),
         }
       })
       return new AnthropicMessagesAdapter({ ...common, models })

@@ -174,6 +174,18 @@ describe('MockProvider outcomes', () => {
     expect(p.captured[0]?.rejectionKind).toBe('window')
   })
 
+  it('reports a route\'s maxOutputTokens as max_output_tokens, which the adapter reads (hardened HARD-2)', async () => {
+    const base: MockRoute = {
+      model: 'mock-4k', wire: 'openai', contextWindow: 4000, maxOutputTokens: 1500, imageTokens: null, tokenizer: 'heuristic',
+      enforce: ENFORCE_ALL, imageLimits: NO_IMAGE_LIMITS, usage: 'reported', summarizer: BUILTIN_SUMMARIZER,
+    }
+    const p = new MockProvider({ wire: 'openai', plan: new ListPlan([]), clock: CLOCK, routes: [base, { ...base, model: 'open', maxOutputTokens: null }], deltaChars: 8 })
+    expect(await (await p.handle(new Request(`${BASE}/models/mock-4k`))).json()).toMatchObject({ context_window: 4000, max_output_tokens: 1500 })
+    expect(await (await p.handle(new Request(`${BASE}/models/open`))).json()).not.toHaveProperty('max_output_tokens')
+    const llm = adapter('openai', BASE, { fetch: direct(p) })
+    expect(await llm.resolveModel('mock', 'mock-4k')).toMatchObject({ context: { contextWindow: 4000 }, maxOutputTokens: 1500 })
+  })
+
   it('answers a plan error with 500 mock_internal_error and keeps the error for the report', async () => {
     const p = new MockProvider({ wire: 'openai', plan: new TranscriptReplyPlan({ turns: [] }), clock: CLOCK, models: MODELS })
     const llm = adapter('openai', BASE, { fetch: direct(p) })
