@@ -79,6 +79,11 @@ export interface BracketRequest {
    * room is recorded on `compaction/summary(-error)`. Absent = the §8.2 policy cap (faithful).
    */
   readonly summaryRoute?: SummaryRoute
+  /**
+   * HARD-2: the span's last node before the summary-route fit shrank it (`CompactableRange.deferredTo`); recorded
+   * in `summaryRoom.deferredTo`, and HARD-3's budget does not count the nodes after the span up to it as retained.
+   */
+  readonly deferredTo?: number
 }
 
 /**
@@ -370,6 +375,8 @@ class Bracket {
       let promptTokens = summaryPromptOverhead(log, m, tools)
       for (let k = i; k <= j; k++) promptTokens += (nodes[k] as PricedNode).tokens
       room = clampSummaryTokens(route, promptTokens)
+      const deferredTo = this.request.deferredTo
+      if (deferredTo !== undefined) room = { maxTokens: room.maxTokens, record: { ...room.record, deferredTo: deferredTo as Seq } }
     }
     const input: SummaryInput = {
       ...(systemHead === null ? {} : { systemHead }),
@@ -410,7 +417,14 @@ class Bracket {
     if (hardened.meteredRelief === true && checkpoint >= shadowed) throw new NotRelievedError(checkpoint, shadowed)
     const budget = hardened.checkpointBudget
     if (budget !== undefined) {
-      const rest = m.surfaceTokens - shadowed
+      // HARD-2 left the nodes after the span up to `deferredTo` for a later round: they are not the retained tail.
+      let deferred = 0
+      const deferredTo = this.request.deferredTo
+      if (deferredTo !== undefined) {
+        const last = log.state.surface.position(deferredTo)
+        for (let k = i + this.span.shadowedSeqs.length; k <= last; k++) deferred += m.nodes[k]?.tokens ?? 0
+      }
+      const rest = m.surfaceTokens - shadowed - deferred
       const allowed = budget.thresholdTokens - envelopePrice(log.state.header?.header, log.dialect) - rest - budget.marginTokens
       if (checkpoint > allowed) throw new CheckpointBudgetError(checkpoint, allowed)
     }

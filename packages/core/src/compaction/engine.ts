@@ -259,12 +259,13 @@ export class CompactionEngine {
   /** One automatic bracket (an explicit region, pressure or overflow), with the hardened shrink checks when any is on. */
   private async compactAutomatic(
     start: number, end: number, signal: AbortSignal | undefined, hardened: HardenedShrink | undefined,
-    summaryRoute: SummaryRoute | undefined,
+    summaryRoute: SummaryRoute | undefined, deferredTo?: number,
   ): Promise<CompactionResult> {
     try {
       return await runBracket(this.env, {
         start, end, owner: 'current-turn', ...(signal === undefined ? {} : { signal }), ...(hardened === undefined ? {} : { hardened }),
         ...(summaryRoute === undefined ? {} : { summaryRoute }),
+        ...(deferredTo === undefined ? {} : { deferredTo }),
       })
     } catch (err) {
       if (err instanceof BracketFailure) throw automaticError(err)
@@ -327,7 +328,7 @@ export class CompactionEngine {
         if (result === null) return null
         break
       }
-      result = await this.compactAutomatic(range.start, range.end, signal, hardened, summaryRoute)
+      result = await this.compactAutomatic(range.start, range.end, signal, hardened, summaryRoute, range.deferredTo)
       m = this.meter.measure()
       if (pressureOf(m) < thresholdTokens) return result
     }
@@ -404,7 +405,7 @@ export class CompactionEngine {
     const m = this.meter.measure()
     const range = selectCompactableRange(this.log, m, 0, this.selection(m, summaryRoute)) // steps 3–4: retain only the newest unit
     if (range === null) return null
-    return this.compactAutomatic(range.start, range.end, signal, this.hardenedShrink(undefined), summaryRoute) // step 6: one attempt
+    return this.compactAutomatic(range.start, range.end, signal, this.hardenedShrink(undefined), summaryRoute, range.deferredTo) // step 6: one attempt
   }
 
   private async runManual(
@@ -445,6 +446,7 @@ export class CompactionEngine {
         result = await runBracket(this.env, {
           start: range.start, end: range.end, owner: null, signal: op, ...(sourceCommandId === undefined ? {} : { sourceCommandId }),
           ...(summaryRoute === undefined ? {} : { summaryRoute }),
+          ...(range.deferredTo === undefined ? {} : { deferredTo: range.deferredTo }),
         })
       } catch (err) {
         if (!(err instanceof BracketFailure)) throw err // entry failures: busy (lock, open turn); nothing written

@@ -122,6 +122,12 @@ export interface SummaryRoomRecord {
   promptTokens: number
   contextWindow?: number
   maxOutputTokens?: number
+  /**
+   * The last node of the span the policy selected, when HARD-2 shrank it to fit the summary route: the nodes after
+   * `shadowedRange.end` up to this seq stay on the surface for a later round, and HARD-3's budget does not count
+   * them as retained (`packages/core/docs/hardened.md`). Absent when the span was not shrunk.
+   */
+  deferredTo?: Seq
 }
 
 /** One node's offloaded image indexes (§1.4.19). */

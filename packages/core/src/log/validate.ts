@@ -527,7 +527,7 @@ function checkUsage(c: Check, value: unknown, field: string): void {
   c.optNum(u, 'reasoningTokens', field)
 }
 
-const SUMMARY_ROOM_KEYS: ReadonlySet<string> = new Set(['configuredMaxTokens', 'promptTokens', 'contextWindow', 'maxOutputTokens'])
+const SUMMARY_ROOM_KEYS: ReadonlySet<string> = new Set(['configuredMaxTokens', 'promptTokens', 'contextWindow', 'maxOutputTokens', 'deferredTo'])
 
 /** The hardened HARD-2 record (`SummaryRoomRecord`, `docs/hardened.md`): closed keys, integer figures. */
 function checkSummaryRoom(c: Check, value: unknown, field: string): void {
@@ -536,7 +536,7 @@ function checkSummaryRoom(c: Check, value: unknown, field: string): void {
     if (!SUMMARY_ROOM_KEYS.has(key)) c.fail(`${field}.${key}`, `is not a summaryRoom field (allowed: ${[...SUMMARY_ROOM_KEYS].join(', ')})`)
   }
   c.nonNegInt(r['promptTokens'], `${field}.promptTokens`)
-  for (const key of ['configuredMaxTokens', 'contextWindow', 'maxOutputTokens']) {
+  for (const key of ['configuredMaxTokens', 'contextWindow', 'maxOutputTokens', 'deferredTo']) {
     if (Object.hasOwn(r, key)) c.posInt(r[key], `${field}.${key}`)
   }
 }

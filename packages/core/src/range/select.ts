@@ -20,6 +20,11 @@ export interface CompactableRange {
   readonly shadowedSeqs: readonly Seq[]
   readonly startPosition: number
   readonly endPosition: number
+  /**
+   * HARD-2 only: the last node of the span before `summaryFit` shrank it (absent when it did not). The nodes after
+   * `end` up to it were left on the surface for a later round.
+   */
+  readonly deferredTo?: Seq
 }
 
 /** Closed set of selection failures; `null` (never an error) covers every "nothing to compact" case of §4.2. */
@@ -121,7 +126,9 @@ function fitted(surface: Surface, priced: readonly PricedNode[], from: number, t
     fixed -= fit.fixedTokens(surface.nodes[end] as Seq)
     end--
   }
-  return end < from ? null : spanOf(surface.nodes, from, end)
+  if (end < from) return null
+  const span = spanOf(surface.nodes, from, end)
+  return end === to ? span : Object.freeze({ ...span, deferredTo: surface.nodes[to] as Seq })
 }
 
 /**

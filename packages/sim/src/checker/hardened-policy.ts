@@ -32,6 +32,22 @@ function checkpointPrices(e: SessionEvent<'user/message'>, m: CheckerModel): { c
 }
 
 /**
+ * HARD-2's deferral seen by HARD-3: the route price of the live nodes after the checkpoint's span up to the
+ * bracket summary's `summaryRoom.deferredTo` (0 without one, or when that node is not after the span).
+ */
+function deferredTokens(e: SessionEvent<'user/message'>, m: CheckerModel): number {
+  const to = m.bracket?.summary?.data.summaryRoom?.deferredTo
+  const op = e.surfaceOp
+  if (to === undefined || typeof op !== 'object' || op.op !== 'replace') return 0
+  const whole = m.span(op.start, to)
+  const span = m.span(op.start, op.end)
+  if (!whole.ok || !span.ok) return 0
+  let tokens = 0
+  for (const seq of whole.seqs.slice(span.seqs.length)) tokens += m.meter.routePriceOf(seq)
+  return tokens
+}
+
+/**
  * HARD-1: after a failed pressure bracket (a numeric-owner bracket in a pre-step window whose `compaction/end`
  * carries an error), the next pressure bracket of the same lifecycle starts only after the surface grew by
  * `minGrowthTokens` (`P_route`) or `replaceGeneration` moved, and after the back-off: `baseSteps · 2^(k−1)` (at
@@ -97,7 +113,9 @@ const hard3: Check = {
           r.skip(e.seq, `no threshold is known for the routed target (${figures.kind})`)
           return
         }
-        const rest = m.meter.surfaceTokens - prices.shadowed
+        // HARD-2 left the nodes after the span up to `summaryRoom.deferredTo` for a later round: not retained.
+        const deferred = deferredTokens(e, m)
+        const rest = m.meter.surfaceTokens - prices.shadowed - deferred
         const envelope = envelopePrice(m.header, m.dialect)
         const budget = figures.spec.thresholdTokens - envelope - rest - rule.marginTokens
         if (prices.checkpoint > budget) {
