@@ -88,4 +88,33 @@ describe('sim sweep index.html in headless Chromium', () => {
       }
     }
   }, 60_000)
+
+  it('shows the profiles side by side and a per-rule table, offline, without errors (issue #19)', async () => {
+    const out = join(tmp.dir, 'profiles')
+    const run = await runSim([
+      'sweep', 'scenarios/hardened-pairs/hard-1-faithful.yaml', 'scenarios/hardened-pairs/hard-3-faithful.yaml',
+      '--own-policy', '--profile', 'faithful,hardened,failureBackoff,checkpointBudget', '--workers', '1', '--out-dir', out,
+    ])
+    expect(run.exitCode, run.stderr).toBe(0)
+    const opened = await openOffline(join(out, 'index.html'), browser === undefined ? {} : { browser })
+    browser = opened.browser
+    const { page, requests, problems } = opened
+    const seen = await page.evaluate(`(() => ({
+      profileHeads: [...document.querySelectorAll('table.profiles th.profile')].map((th) => th.textContent),
+      scenarioRows: document.querySelectorAll('table.profiles tr').length,
+      ruleRows: [...document.querySelectorAll('table.rules tr')].slice(1).map((tr) => [...tr.cells].slice(0, 2).map((td) => td.textContent).join(' ')),
+      own: document.querySelectorAll('p.own-policy').length,
+      windows: document.querySelectorAll('section.window').length,
+      tableWidth: document.querySelector('table.rules')?.getBoundingClientRect().width ?? 0,
+    }))()`) as { profileHeads: string[]; scenarioRows: number; ruleRows: string[]; own: number; windows: number; tableWidth: number }
+    expect(requests).toEqual([])
+    expect(problems).toEqual([])
+    // 8 metrics × the two profiles of the side-by-side table (four profiles: the rules get the per-rule table)
+    expect(seen.profileHeads).toEqual(Array.from({ length: 8 }, () => ['faithful', 'hardened']).flat())
+    expect(seen.scenarioRows).toBe(2 + 2 + 1) // two head rows, two scenarios, the total
+    expect(seen.ruleRows).toEqual(['faithful none', 'hardened all', 'failureBackoff HARD-1', 'checkpointBudget HARD-3'])
+    expect(seen).toMatchObject({ own: 1, windows: 0 })
+    expect(seen.tableWidth).toBeGreaterThan(300)
+    await opened.context.close()
+  }, 60_000)
 })
