@@ -36,7 +36,8 @@ export const MODULES = Object.freeze({
   range: { mutate: ['packages/core/src/range/**/*.ts'], core: ['test/range/**/*.test.ts'], sim: [] },
   // The checker-side cases with hand-written prune results also judge core's pruneContent.
   prune: { mutate: ['packages/core/src/prune/**/*.ts'], core: ['test/prune/**/*.test.ts'], sim: ['test/checker/shared-core-rules.test.ts'] },
-  compaction: { mutate: ['packages/core/src/compaction/**/*.ts'], core: ['test/compaction/**/*.test.ts'], sim: [] },
+  // The hardened rules' engine paths (HARD-5 projection, HARD-8 calibration) are judged by their own test files too.
+  compaction: { mutate: ['packages/core/src/compaction/**/*.ts'], core: ['test/compaction/**/*.test.ts', 'test/offload/text.test.ts', 'test/meter/calibration.test.ts'], sim: [] },
   meter: { mutate: ['packages/core/src/meter/**/*.ts'], core: ['test/meter/**/*.test.ts'], sim: [] },
   // The checker, in chunks; `checker-run` takes every checker file no other chunk names (a new file lands there).
   // cli.test.ts drives the whole CLI through subprocess-sized runs and adds nothing a checker mutant needs;
