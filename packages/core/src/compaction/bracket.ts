@@ -94,7 +94,7 @@ export interface HardenedShrink {
   /**
    * HARD-3: `P_route(checkpoint) ≤ thresholdTokens − envelope − P_route(surface outside the span) − marginTokens`.
    */
-  readonly checkpointBudget?: { readonly thresholdTokens: number; readonly marginTokens: number }
+  readonly checkpointBudget?: { readonly thresholdTokens: number; readonly marginTokens: number; readonly reliefRatio: number }
   /** HARD-4: `P_route(checkpoint) < P_route(shadowed nodes)` at the meter's route prices. */
   readonly meteredRelief?: boolean
 }
@@ -426,7 +426,9 @@ class Bracket {
       }
       const rest = m.surfaceTokens - shadowed - deferred
       const allowed = budget.thresholdTokens - envelopePrice(log.state.header?.header, log.dialect) - rest - budget.marginTokens
-      if (checkpoint > allowed) throw new CheckpointBudgetError(checkpoint, allowed)
+      // A checkpoint that is at most `reliefRatio` of what it shadows is real relief, not a treadmill step: it is
+      // kept even over budget (refusing it let the span outgrow what a summary request can carry).
+      if (checkpoint > allowed && checkpoint > budget.reliefRatio * shadowed) throw new CheckpointBudgetError(checkpoint, allowed)
     }
   }
 

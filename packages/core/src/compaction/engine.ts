@@ -22,7 +22,8 @@ import type { PruneSpec } from '../prune/config.ts'
 import { pruneSession } from '../prune/session.ts'
 import { selectCompactableRange, type SelectionOptions } from '../range/select.ts'
 import { BracketFailure, runBracket, type BracketEnvironment, type CompactionResult, type HardenedShrink } from './bracket.ts'
-import { CompactionConvergenceError, CompactionError, ManualCompactionError } from './errors.ts'
+import { CompactionConvergenceError, CompactionError, ManualCompactionError, SummarizerError } from './errors.ts'
+import { TRANSIENT_FAILURE_CODES } from '../adapter/contract.ts'
 import { LlmSummarizer, type Summarizer } from './summarizer.ts'
 import { nodeFixedPrice, resolveSummaryRoute, summaryFitOf, summaryPromptOverhead, type SummaryRoute } from './summary-room.ts'
 
@@ -220,9 +221,15 @@ export class CompactionEngine {
     return true
   }
 
-  /** HARD-1: records a failed (or non-converging) automatic attempt; busy and configuration errors are not failures. */
+  /**
+   * HARD-1: records a failed (or non-converging) automatic attempt; busy and configuration errors are not failures,
+   * and neither is a summary call that failed transiently (a §1.2.1 transient code: rate limit, server error,
+   * timeout, transport, empty response): retrying it costs no full-price summary, and backing off from a flaky
+   * summary route let pressure run into the window (`scenarios/hardened/flaky-summary-route-long.yaml`).
+   */
   private noteFailure(err: unknown): void {
     if (!(err instanceof CompactionError) && !(err instanceof CompactionConvergenceError)) return
+    if (transientSummaryFailure(err)) return
     this.backoff = {
       failures: (this.backoff?.failures ?? 0) + 1,
       skipped: 0,
@@ -238,7 +245,7 @@ export class CompactionEngine {
     const withBudget = budget !== null && thresholdTokens !== undefined
     if (!withBudget && !relief) return undefined
     return {
-      ...(withBudget ? { checkpointBudget: { thresholdTokens, marginTokens: budget.marginTokens } } : {}),
+      ...(withBudget ? { checkpointBudget: { thresholdTokens, marginTokens: budget.marginTokens, reliefRatio: budget.reliefRatio } } : {}),
       ...(relief ? { meteredRelief: true } : {}),
     }
   }
@@ -483,6 +490,16 @@ export interface RouteContextNotes {
 }
 
 /** HARD-1 back-off state: consecutive failures, pre-steps skipped since the last, the surface at that failure. */
+/** True when the cause chain of `err` (at most 16 deep) holds a summarizer failure with a transient code. */
+function transientSummaryFailure(err: unknown): boolean {
+  let e: unknown = err
+  for (let depth = 0; depth < 16 && e instanceof Error; depth++) {
+    if (e instanceof SummarizerError) return TRANSIENT_FAILURE_CODES.has(e.code)
+    e = e.cause
+  }
+  return false
+}
+
 interface FailureBackoffState {
   failures: number
   skipped: number

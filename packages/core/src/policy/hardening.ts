@@ -42,6 +42,11 @@ export interface FailureBackoffConfig {
 export interface CheckpointBudgetConfig {
   /** Default 256. */
   marginTokens?: number
+  /**
+   * An over-budget checkpoint priced at most this share of what it shadows (route prices) is kept anyway: it is
+   * relief, not a treadmill step. In [0, 1]; 0 refuses every over-budget checkpoint. Default 0.5.
+   */
+  reliefRatio?: number
 }
 
 /** Rule 5 parameters: user text larger than this share of the window is projected to a placeholder. */
@@ -85,7 +90,7 @@ export interface HardeningSpec {
 export const HARDENING_DEFAULTS = deepFreeze({
   failureBackoff: { minGrowthTokens: 512, baseSteps: 1, maxSteps: 32 },
   summaryRoom: {},
-  checkpointBudget: { marginTokens: 256 },
+  checkpointBudget: { marginTokens: 256, reliefRatio: 0.5 },
   meteredRelief: {},
   oversizedUserText: { maxWindowRatio: 0.5 },
   openTurnPrompt: {},
@@ -167,10 +172,18 @@ function setRule(out: { -readonly [K in keyof HardeningSpec]: HardeningSpec[K] }
       out.failureBackoff = { minGrowthTokens: integer(params, 'minGrowthTokens', key, 0) ?? d.minGrowthTokens, baseSteps, maxSteps }
       return
     }
-    case 'checkpointBudget':
-      checkParams(params, ['marginTokens'], key)
-      out.checkpointBudget = { marginTokens: integer(params, 'marginTokens', key, 0) ?? HARDENING_DEFAULTS.checkpointBudget.marginTokens }
+    case 'checkpointBudget': {
+      checkParams(params, ['marginTokens', 'reliefRatio'], key)
+      const r = params['reliefRatio']
+      if (r !== undefined && (typeof r !== 'number' || !Number.isFinite(r) || r < 0 || r > 1)) {
+        throw new HardeningConfigError(`${key}.reliefRatio`, `must be a finite number in [0, 1], got ${describe(r)}`)
+      }
+      out.checkpointBudget = {
+        marginTokens: integer(params, 'marginTokens', key, 0) ?? HARDENING_DEFAULTS.checkpointBudget.marginTokens,
+        reliefRatio: (r as number | undefined) ?? HARDENING_DEFAULTS.checkpointBudget.reliefRatio,
+      }
       return
+    }
     case 'oversizedUserText': {
       checkParams(params, ['maxWindowRatio'], key)
       const v = params['maxWindowRatio']

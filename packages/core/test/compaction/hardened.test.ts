@@ -78,11 +78,19 @@ describe('HARD-3 checkpoint budget (hardening.checkpointBudget)', () => {
     const plain = bench({ prefix: PRE_STEP_3_2, config: { compactionRetries: 0 }, engine: { summarizer: { summarize: async () => ok } } })
     await plain.engine.compactIfNeeded('pressure')
     expect(plain.written()).toContain('compaction/summary')
-    const config = { compactionRetries: 0, hardening: { checkpointBudget: { marginTokens: 3200 } } }
+    const config = { compactionRetries: 0, hardening: { checkpointBudget: { marginTokens: 3200, reliefRatio: 0 } } }
     const b = bench({ prefix: PRE_STEP_3_2, config, engine: { summarizer: { summarize: async () => ok } } })
     const err = await rejectionOf(b.engine.compactIfNeeded('pressure'))
     expect(err).toMatchObject({ name: 'CompactionError', code: 'summary', message: /checkpoint over its budget \(hardened HARD-3\)/ })
     expect(b.written()).toEqual(['compaction/start', 'compaction/end'])
+  })
+
+  it('an over-budget checkpoint at most reliefRatio of its source is kept: relief, not a treadmill step', async () => {
+    // The same unmeetable margin: with reliefRatio 1 (any shrinking checkpoint) it commits, with 0 it fails.
+    const keep = bench({ prefix: PRE_STEP_3_2, config: { compactionRetries: 0, hardening: { checkpointBudget: { marginTokens: 3200, reliefRatio: 1 } } }, engine: { summarizer: { summarize: async () => ok } } })
+    await keep.engine.compactIfNeeded('pressure')
+    expect(keep.written()).toContain('compaction/summary')
+    expect(keep.written()).not.toContain('compaction/summary-error')
   })
 
   it('hardened with a small margin commits the same checkpoint', async () => {
@@ -93,7 +101,7 @@ describe('HARD-3 checkpoint budget (hardening.checkpointBudget)', () => {
   })
 
   it('a budget failure is a HARD-1 failure: the next pre-step is skipped', async () => {
-    const config = { compactionRetries: 0, hardening: { checkpointBudget: { marginTokens: 3200 }, failureBackoff: { baseSteps: 0 } } }
+    const config = { compactionRetries: 0, hardening: { checkpointBudget: { marginTokens: 3200, reliefRatio: 0 }, failureBackoff: { baseSteps: 0 } } }
     const b = bench({ prefix: PRE_STEP_3_2, config, engine: { summarizer: { summarize: async () => ok } } })
     expect(await attemptsOver(b, 3)).toEqual([1])
   })

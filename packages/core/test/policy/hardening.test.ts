@@ -12,7 +12,7 @@ describe('hardened profile config (issue #19)', () => {
     const h = hardeningOf(resolveCompactionConfig({ profile: 'hardened' }))
     expect(h.profile).toBe('hardened')
     expect(h.failureBackoff).toEqual({ minGrowthTokens: 512, baseSteps: 1, maxSteps: 32 })
-    expect(h.checkpointBudget).toEqual({ marginTokens: 256 })
+    expect(h.checkpointBudget).toEqual({ marginTokens: 256, reliefRatio: 0.5 })
     expect(h.oversizedUserText).toEqual({ maxWindowRatio: 0.5 })
     expect(h.capacitySanity).toEqual({ calibrate: true })
     for (const rule of ['summaryRoom', 'meteredRelief', 'openTurnPrompt', 'headRefresh'] as const) expect(h[rule]).toEqual({})
@@ -21,7 +21,7 @@ describe('hardened profile config (issue #19)', () => {
   it('turns one rule on under faithful, and one off under hardened', () => {
     const one = hardeningOf(resolveCompactionConfig({ hardening: { checkpointBudget: { marginTokens: 10 } } }))
     expect(one.profile).toBe('faithful')
-    expect(one.checkpointBudget).toEqual({ marginTokens: 10 })
+    expect(one.checkpointBudget).toEqual({ marginTokens: 10, reliefRatio: 0.5 })
     expect(one.failureBackoff).toBeNull()
     const off = hardeningOf(resolveCompactionConfig({ profile: 'hardened', hardening: { headRefresh: false } }))
     expect(off.headRefresh).toBeNull()
@@ -57,7 +57,8 @@ describe('hardened profile config: every rejection, in full', () => {
     [undefined, { failureBackoff: { minGrowthTokens: -1 } }, 'hardening.failureBackoff.minGrowthTokens must be an integer ≥ 0, got -1'],
     [undefined, { failureBackoff: { baseSteps: 1.5 } }, 'hardening.failureBackoff.baseSteps must be an integer ≥ 0, got 1.5'],
     [undefined, { failureBackoff: { maxSteps: '2' } }, 'hardening.failureBackoff.maxSteps must be an integer ≥ 0, got "2"'],
-    [undefined, { checkpointBudget: { margin: 1 } }, 'hardening.checkpointBudget.margin is not a parameter; allowed: marginTokens'],
+    [undefined, { checkpointBudget: { margin: 1 } }, 'hardening.checkpointBudget.margin is not a parameter; allowed: marginTokens, reliefRatio'],
+    [undefined, { checkpointBudget: { reliefRatio: 1.5 } }, 'hardening.checkpointBudget.reliefRatio must be a finite number in [0, 1], got 1.5'],
     [undefined, { checkpointBudget: { marginTokens: null } }, 'hardening.checkpointBudget.marginTokens must be an integer ≥ 0, got null'],
     [undefined, { oversizedUserText: { ratio: 1 } }, 'hardening.oversizedUserText.ratio is not a parameter; allowed: maxWindowRatio'],
     [undefined, { oversizedUserText: { maxWindowRatio: 0 } }, 'hardening.oversizedUserText.maxWindowRatio must be a finite number in (0, 1], got 0'],

@@ -5,7 +5,7 @@
  * even listed (`hardenedChecks`), so faithful runs report exactly the §12 and WORLD coverage they always did.
  */
 import {
-  blocksPrice, envelopePrice, hardeningOf, hardId, ROLE_OVERHEAD, type HardeningRule, type HardeningSpec, type LogEvent,
+  blocksPrice, envelopePrice, hardeningOf, hardId, ROLE_OVERHEAD, TRANSIENT_FAILURE_CODES, type HardeningRule, type HardeningSpec, type LogEvent,
   type SessionEvent,
 } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
@@ -62,10 +62,16 @@ const hard1: Check = {
     const rule = specOf(ctx.inputs).failureBackoff
     let failed: { seq: number; failures: number; steps: number; surface: number; generation: number } | null = null
     let failures = 0
+    // The code of the open bracket's latest summary failure: a bracket that failed on a transient one (§1.2.1)
+    // is not a HARD-1 failure (nor a success), as in the engine.
+    let lastSummaryFailure: string | null = null
     return {
       before: (e: LogEvent, _item, m) => {
         if (rule === null) return
         if (e.type === 'session/end-seed') { failed = null; failures = 0; return }
+        if (e.type === 'compaction/start') lastSummaryFailure = null
+        if (e.type === 'compaction/summary') lastSummaryFailure = null
+        if (e.type === 'compaction/summary-error') lastSummaryFailure = (e as SessionEvent<'compaction/summary-error'>).data.failure.code
         if (e.type === 'step/start' && failed !== null) { failed.steps++; return }
         if (e.type === 'compaction/start' && failed !== null && m.window?.kind === 'pre-step' && !m.inputs.explicitRegionStarts.has(e.seq)) {
           const skipped = failed.steps - 1
@@ -82,6 +88,8 @@ const hard1: Check = {
           if ((e as SessionEvent<'compaction/end'>).data.error === undefined) {
             failures = 0
             failed = null
+          } else if (lastSummaryFailure !== null && TRANSIENT_FAILURE_CODES.has(lastSummaryFailure)) {
+            // a transient summary failure: the back-off neither grows nor resets
           } else {
             failures++
             failed = { seq: e.seq, failures, steps: 0, surface: m.meter.surfaceTokens, generation: m.state.surface.replaceGeneration }
@@ -99,7 +107,7 @@ const hard1: Check = {
 const hard3: Check = {
   id: 'HARD-3',
   family: 'hardened',
-  statement: 'Hardened checkpointBudget: a pressure checkpoint is priced at most threshold − envelope − the retained surface − marginTokens.',
+  statement: 'Hardened checkpointBudget: a pressure checkpoint is priced at most threshold − envelope − the retained surface − marginTokens, or at most reliefRatio of what it shadows.',
   create: (ctx, r) => {
     const rule = specOf(ctx.inputs).checkpointBudget
     return {
@@ -118,7 +126,8 @@ const hard3: Check = {
         const rest = m.meter.surfaceTokens - prices.shadowed - deferred
         const envelope = envelopePrice(m.header, m.dialect)
         const budget = figures.spec.thresholdTokens - envelope - rest - rule.marginTokens
-        if (prices.checkpoint > budget) {
+        // An over-budget checkpoint at most `reliefRatio` of what it shadows is relief, and kept (as in the engine).
+        if (prices.checkpoint > budget && prices.checkpoint > rule.reliefRatio * prices.shadowed) {
           r.violation(e.seq, `checkpoint priced ${prices.checkpoint} > budget ${budget} (threshold ${figures.spec.thresholdTokens} − envelope ${envelope} − retained ${rest} − margin ${rule.marginTokens})`)
         }
       },
