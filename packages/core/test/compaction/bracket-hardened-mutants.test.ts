@@ -82,22 +82,32 @@ describe('HARD-3 checkpoint budget through runBracket', () => {
   // Span 2…3 (u1, a1) shadows 108 + 9 = 117; the 'bbbb' checkpoint prices 90.
   it('no deferredTo: the rest of the surface (u2 … a3, 114) counts; threshold 200 leaves 86 < 90', async () => {
     const log = session()
-    const err = await rejectionOf(run(log, returning(ok()), { start: 2, end: 3, hardened: { checkpointBudget: { thresholdTokens: 200, marginTokens: 0 } } }))
+    const err = await rejectionOf(run(log, returning(ok()), { start: 2, end: 3, hardened: { checkpointBudget: { thresholdTokens: 200, marginTokens: 0, reliefRatio: 0 } } }))
     expect(err).toBeInstanceOf(BracketFailure)
     expect(err).toMatchObject({ code: 'summary', closed: true, message: budgetMessage(90, 86) })
     expect(written(log, 8)).toEqual(['compaction/start', 'compaction/end'])
   })
 
+  it('reliefRatio: the over-budget 90-token checkpoint is kept at 0.77 × 117 = 90.09, refused at 0.76 × 117 = 88.92', async () => {
+    const kept = session()
+    const result = await run(kept, returning(ok()), { start: 2, end: 3, hardened: { checkpointBudget: { thresholdTokens: 200, marginTokens: 0, reliefRatio: 0.77 } } })
+    expect(result).toMatchObject({ shadowedSeqs: [2, 3], shadowedTokenCount: 117 })
+    expect(written(kept, 8)).toEqual(COMMITTED)
+    const refused = session()
+    const err = await rejectionOf(run(refused, returning(ok()), { start: 2, end: 3, hardened: { checkpointBudget: { thresholdTokens: 200, marginTokens: 0, reliefRatio: 0.76 } } }))
+    expect(err).toMatchObject({ code: 'summary', closed: true, message: budgetMessage(90, 86) })
+  })
+
   it('deferredTo 5: u2 and a2 (58 + 9 = 67) are left out, only u3 and a3 (47) count; 140 − 47 − margin 4 = 89 < 90', async () => {
     const log = session()
-    const hardened = { checkpointBudget: { thresholdTokens: 140, marginTokens: 4 } }
+    const hardened = { checkpointBudget: { thresholdTokens: 140, marginTokens: 4, reliefRatio: 0 } }
     const err = await rejectionOf(run(log, returning(ok()), { start: 2, end: 3, deferredTo: 5, hardened }))
     expect(err).toMatchObject({ code: 'summary', closed: true, message: budgetMessage(90, 89) })
   })
 
   it('deferredTo 5 at the boundary: a budget of exactly 90 admits the 90-token checkpoint', async () => {
     const log = session()
-    const hardened = { checkpointBudget: { thresholdTokens: 141, marginTokens: 4 } }
+    const hardened = { checkpointBudget: { thresholdTokens: 141, marginTokens: 4, reliefRatio: 0 } }
     const result = await run(log, returning(ok()), { start: 2, end: 3, deferredTo: 5, hardened })
     expect(result).toMatchObject({ shadowedSeqs: [2, 3], shadowedTokenCount: 117 })
     expect(written(log, 8)).toEqual(COMMITTED)
@@ -105,13 +115,13 @@ describe('HARD-3 checkpoint budget through runBracket', () => {
 
   it('deferredTo on the last node: only a3 (9) is retained; 98 − 9 = 89 < 90', async () => {
     const log = session()
-    const err = await rejectionOf(run(log, returning(ok()), { start: 2, end: 3, deferredTo: 6, hardened: { checkpointBudget: { thresholdTokens: 98, marginTokens: 0 } } }))
+    const err = await rejectionOf(run(log, returning(ok()), { start: 2, end: 3, deferredTo: 6, hardened: { checkpointBudget: { thresholdTokens: 98, marginTokens: 0, reliefRatio: 0 } } }))
     expect(err).toMatchObject({ code: 'summary', message: budgetMessage(90, 89) })
   })
 
   it('the envelope of the header in force (one tool: 48 JSON chars → 12 + 4 = 16) is taken off the threshold', async () => {
     const log = session(true) // the header is seq 2: the nodes are 3 … 8
-    const err = await rejectionOf(run(log, returning(ok()), { start: 3, end: 4, hardened: { checkpointBudget: { thresholdTokens: 200, marginTokens: 0 } } }))
+    const err = await rejectionOf(run(log, returning(ok()), { start: 3, end: 4, hardened: { checkpointBudget: { thresholdTokens: 200, marginTokens: 0, reliefRatio: 0 } } }))
     expect(err).toMatchObject({ code: 'summary', message: budgetMessage(90, 200 - 16 - 114) })
   })
 
@@ -126,7 +136,7 @@ describe('HARD-3 checkpoint budget through runBracket', () => {
         return ok()
       },
     }
-    const err = await rejectionOf(run(log, summarizer, { start: 2, end: 3, hardened: { checkpointBudget: { thresholdTokens: 1_000_000, marginTokens: 0 } } }))
+    const err = await rejectionOf(run(log, summarizer, { start: 2, end: 3, hardened: { checkpointBudget: { thresholdTokens: 1_000_000, marginTokens: 0, reliefRatio: 0 } } }))
     expect(err).toMatchObject({ code: 'changed', closed: true })
     expect((err as Error).cause).toMatchObject({ name: 'SurfaceChangedError' })
   })
@@ -157,14 +167,14 @@ describe('HARD-4 applies only when meteredRelief is on', () => {
 
   it('a budget-only hardened bracket commits a checkpoint with no metered relief', async () => {
     const log = cheapImages()
-    const result = await run(log, between, { start: 3, end: 42, hardened: { checkpointBudget: { thresholdTokens: 1_000_000, marginTokens: 0 } } })
+    const result = await run(log, between, { start: 3, end: 42, hardened: { checkpointBudget: { thresholdTokens: 1_000_000, marginTokens: 0, reliefRatio: 0 } } })
     expect(result).toMatchObject({ shadowedSeqs: [3, 10, 15, 23, 28, 37, 42] })
     expect(written(log, PRE_STEP_3_2)).toEqual(COMMITTED)
   })
 
   it('with meteredRelief the same checkpoint fails the bracket', async () => {
     const log = cheapImages()
-    const err = await rejectionOf(run(log, between, { start: 3, end: 42, hardened: { meteredRelief: true, checkpointBudget: { thresholdTokens: 1_000_000, marginTokens: 0 } } }))
+    const err = await rejectionOf(run(log, between, { start: 3, end: 42, hardened: { meteredRelief: true, checkpointBudget: { thresholdTokens: 1_000_000, marginTokens: 0, reliefRatio: 0 } } }))
     expect(err).toMatchObject({ code: 'summary', message: /^summary gives no metered relief \(hardened HARD-4\)/ })
   })
 })
