@@ -1,0 +1,127 @@
+/**
+ * Engine paths of the hardened profile (docs/hardened.md) the rule tests leave partly unjudged (survivors of the
+ * mutation run, `pnpm mutate`): HARD-1's back-off message and which errors count as a failure, and HARD-8's
+ * `request/context` notes at the edges (a factor of exactly 1, a logged factor of another route, a factor back to
+ * 1). Every expectation is written out by hand.
+ */
+import { describe, expect, it } from 'vitest'
+import { SummarizerError } from '../../src/compaction/errors.ts'
+import type { SummaryOutput } from '../../src/compaction/summarizer.ts'
+import type { EventDraft } from '../../src/log/events.ts'
+import { assistant, logOf, marker, result, user } from '../support/events.ts'
+import { bench, PRE_STEP_3_2, SHORT_SUMMARY } from './support/bench.ts'
+
+const T = 1_700_000_000_000
+const ok: SummaryOutput = { summary: [{ type: 'text', text: SHORT_SUMMARY }], provider: 'template', model: 'v1' }
+const failing = { summarize: async (): Promise<SummaryOutput> => { throw new SummarizerError({ code: 'UNKNOWN', message: 'route down' }, {}) } }
+const starts = (b: ReturnType<typeof bench>): number => b.log.events.filter((e) => e.type === 'compaction/start').length
+const backoffInfos = (b: ReturnType<typeof bench>): string[] => b.infos.filter((m) => m.includes('hardened back-off'))
+
+describe('HARD-1 back-off (hardening.failureBackoff)', () => {
+  it('says why a pre-step is skipped: failures, pre-steps of the wait, growth of minGrowthTokens', async () => {
+    const config = { compactionRetries: 0, hardening: { failureBackoff: { baseSteps: 0 } } } // minGrowthTokens 512 by default
+    const b = bench({ prefix: PRE_STEP_3_2, config, engine: { summarizer: failing } })
+    await b.engine.preStep()
+    expect(starts(b)).toBe(1)
+    await b.engine.preStep()
+    await b.engine.preStep()
+    expect(starts(b)).toBe(1)
+    expect(backoffInfos(b)).toEqual([
+      'compaction (step pressure): hardened back-off after 1 failed attempt(s): pre-step 1 of 0, surface +0 tokens of 512; skipped',
+      'compaction (step pressure): hardened back-off after 1 failed attempt(s): pre-step 2 of 0, surface +0 tokens of 512; skipped',
+    ])
+  })
+
+  it('names a replaceGeneration move when the wait has not elapsed yet', async () => {
+    let fail = true
+    const switchable = { summarize: async (): Promise<SummaryOutput> => { if (fail) throw new SummarizerError({ code: 'UNKNOWN', message: 'down' }, {}); return ok } }
+    const config = { compactionRetries: 0, hardening: { failureBackoff: { minGrowthTokens: 1_000_000, baseSteps: 2, maxSteps: 2 } } }
+    const b = bench({ prefix: PRE_STEP_3_2, config, engine: { summarizer: switchable } })
+    await b.engine.preStep()
+    expect(starts(b)).toBe(1)
+    fail = false
+    expect(await b.engine.compactIfNeeded('context-overflow')).not.toBeNull() // moves replaceGeneration
+    expect(starts(b)).toBe(2)
+    await b.engine.preStep() // pre-step 1 of 2: still waiting though the generation moved
+    expect(starts(b)).toBe(2)
+    const infos = backoffInfos(b)
+    expect(infos).toHaveLength(1)
+    expect(infos[0]).toMatch(/^compaction \(step pressure\): hardened back-off after 1 failed attempt\(s\): pre-step 1 of 2, surface \+-?\d+ tokens of 1000000, replaceGeneration moved; skipped$/)
+  })
+
+  it('a busy pass (a live lock) is not a failure: once the lock is free the next pre-step tries', async () => {
+    const config = { compactionRetries: 0, hardening: { failureBackoff: { baseSteps: 0 } } }
+    const b = bench({ prefix: PRE_STEP_3_2, config, engine: { summarizer: failing } })
+    b.log.append({ time: T, type: 'compaction/start', data: { compactionId: 'cmp-orphan' as never, turn: 3 } })
+    await b.engine.preStep()
+    expect(b.warnings).toHaveLength(1)
+    expect(b.warnings[0]).toMatch(/^step compaction failed: .*cmp-orphan.*; continuing the turn$/)
+    b.log.append({ time: T, type: 'compaction/end', data: { compactionId: 'cmp-orphan' as never, turn: 3, error: 'abandoned' } })
+    await b.engine.preStep()
+    expect(starts(b)).toBe(2) // the orphan and this pass's bracket
+    expect(backoffInfos(b)).toEqual([])
+  })
+})
+
+const header: EventDraft<'request/header'> = { time: T, type: 'request/header', data: { header: { config: { provider: 'mock', model: 'mock-4k' } }, reason: 'initial' } }
+const context = (contextWindow: number, extra: Record<string, unknown> = {}): EventDraft<'request/context'> =>
+  ({ time: T, type: 'request/context', data: { provider: 'mock', model: 'mock-4k', contextWindow, ...extra } })
+const withUsage = (d: EventDraft<'assistant/message'>, inputTokens: number): EventDraft<'assistant/message'> =>
+  ({ ...d, data: { ...d.data, usage: { inputTokens, outputTokens: 10 } } })
+
+/**
+ * Turn 1 step 1 on mock/mock-4k, window 4000 (no excess): the 2000-character user text prices 500 + 4 + 4 = 508; the
+ * provider counted `inputTokens` for that request (usage at seq 5).
+ */
+function step(inputTokens: number, ...more: EventDraft[]): EventDraft[] {
+  return [
+    marker('turn/start'), marker('step/start'), user('a'.repeat(2000)), header, context(4000),
+    withUsage(assistant(['c1']), inputTokens), result('c1', 'b'.repeat(1200)), marker('step/end'), ...more,
+  ]
+}
+
+describe('HARD-8 request/context notes (hardening.capacitySanity)', () => {
+  const on = { hardening: { capacitySanity: true } }
+
+  it('an observed factor of exactly 1 (508 counted for 508 estimated) is no note and no news', () => {
+    const b = bench({ events: logOf(...step(508)).events, config: on })
+    expect(b.engine.routeContextNotes('mock', 'mock-4k')).toEqual({})
+    expect(b.infos).toEqual([])
+    expect(b.warnings).toEqual([])
+  })
+
+  it('a factor the log carried falls back to 1: no note, and info says 3 → 1', () => {
+    const b = bench({ events: logOf(...step(508, context(4000, { calibration: 3 }))).events, config: on })
+    expect(b.engine.routeContextNotes('mock', 'mock-4k')).toEqual({})
+    expect(b.infos).toEqual(['capacity (hardened HARD-8): calibration of mock/mock-4k 3 → 1 (provider 508 tokens / estimate 508, usage at seq 5)'])
+  })
+
+  it('a factor logged for another model is not this route\'s: info says 1 → 3', () => {
+    const other = { time: T, type: 'request/context', data: { provider: 'mock', model: 'mock-8k', contextWindow: 8000, calibration: 3 } } as EventDraft<'request/context'>
+    const b = bench({ events: logOf(...step(1524, other)).events, config: on })
+    expect(b.engine.routeContextNotes('mock', 'mock-4k')).toEqual({ calibration: 3 })
+    expect(b.infos).toEqual(['capacity (hardened HARD-8): calibration of mock/mock-4k 1 → 3 (provider 1524 tokens / estimate 508, usage at seq 5)'])
+  })
+
+  it('a factor logged for another provider is not this route\'s: info says 1 → 3', () => {
+    const other = { time: T, type: 'request/context', data: { provider: 'other', model: 'mock-4k', contextWindow: 4000, calibration: 3 } } as EventDraft<'request/context'>
+    const b = bench({ events: logOf(...step(1524, other)).events, config: on })
+    expect(b.engine.routeContextNotes('mock', 'mock-4k')).toEqual({ calibration: 3 })
+    expect(b.infos).toEqual(['capacity (hardened HARD-8): calibration of mock/mock-4k 1 → 3 (provider 1524 tokens / estimate 508, usage at seq 5)'])
+  })
+
+  it('the same factor logged for this route is no news', () => {
+    const b = bench({ events: logOf(...step(1524, context(4000, { calibration: 3 }))).events, config: on })
+    expect(b.engine.routeContextNotes('mock', 'mock-4k')).toEqual({ calibration: 3 })
+    expect(b.infos).toEqual([])
+  })
+
+  it('with calibrate: false there is neither a note nor an info line, whatever the evidence', () => {
+    const b = bench({ events: logOf(...step(1524)).events, config: { hardening: { capacitySanity: { calibrate: false } } } })
+    expect(b.engine.routeContextNotes('mock', 'mock-4k')).toEqual({})
+    expect(b.infos).toEqual([])
+    const logged = bench({ events: logOf(...step(1524, context(4000, { calibration: 3 }))).events, config: { hardening: { capacitySanity: { calibrate: false } } } })
+    expect(logged.engine.routeContextNotes('mock', 'mock-4k')).toEqual({}) // a factor in the log is no reason to report a change
+    expect(logged.infos).toEqual([])
+  })
+})
