@@ -9,7 +9,7 @@ import { SummarizerError } from '../../src/compaction/errors.ts'
 import type { SummaryOutput } from '../../src/compaction/summarizer.ts'
 import type { EventDraft } from '../../src/log/events.ts'
 import { assistant, logOf, marker, result, user } from '../support/events.ts'
-import { bench, PRE_STEP_3_2, SHORT_SUMMARY } from './support/bench.ts'
+import { bench, PRE_STEP_3_2, rejectionOf, SHORT_SUMMARY } from './support/bench.ts'
 
 const T = 1_700_000_000_000
 const ok: SummaryOutput = { summary: [{ type: 'text', text: SHORT_SUMMARY }], provider: 'template', model: 'v1' }
@@ -123,5 +123,32 @@ describe('HARD-8 request/context notes (hardening.capacitySanity)', () => {
     const logged = bench({ events: logOf(...step(1524, context(4000, { calibration: 3 }))).events, config: { hardening: { capacitySanity: { calibrate: false } } } })
     expect(logged.engine.routeContextNotes('mock', 'mock-4k')).toEqual({}) // a factor in the log is no reason to report a change
     expect(logged.infos).toEqual([])
+  })
+})
+
+describe('HARD-5 in the pressure path (hardening.oversizedUserText)', () => {
+  // A 10,000-character paste: its text block prices 2500 + 4 = 2504 > floor(0.5 · 4000) = 2000; no request carried it yet.
+  const paste = (): EventDraft[] => [marker('turn/start'), marker('step/start'), user('p'.repeat(10_000)), header, context(4000)]
+  const on = { hardening: { oversizedUserText: true } }
+
+  it('projects the paste before measuring, though the pass is below pressure (2508 < 3200)', async () => {
+    const b = bench({ events: logOf(...paste()).events, config: on })
+    expect(await b.engine.compactIfNeeded('pressure')).toBeNull()
+    expect(b.appended().map((e) => [e.type, e.data])).toEqual([
+      ['text/offload', { seq: 2, blockIndex: 0, tokens: 2504, bound: 2000, path: expect.stringMatching(/^user-text\/.+\.0\.txt$/) }],
+    ])
+  })
+
+  it('faithful writes nothing', async () => {
+    const b = bench({ events: logOf(...paste()).events })
+    expect(await b.engine.compactIfNeeded('pressure')).toBeNull()
+    expect(b.written()).toEqual([])
+  })
+
+  it('not while a bracket is live: the pass is busy and nothing is written', async () => {
+    const orphan: EventDraft = { time: T, type: 'compaction/start', data: { compactionId: 'cmp-orphan' as never, turn: 1 } }
+    const b = bench({ events: logOf(...paste(), orphan).events, config: on })
+    expect(await rejectionOf(b.engine.compactIfNeeded('pressure'))).toMatchObject({ name: 'CompactionBusyError' })
+    expect(b.written()).toEqual([])
   })
 })
