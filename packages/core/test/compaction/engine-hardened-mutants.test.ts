@@ -9,7 +9,8 @@ import { SummarizerError } from '../../src/compaction/errors.ts'
 import type { SummaryOutput } from '../../src/compaction/summarizer.ts'
 import type { EventDraft } from '../../src/log/events.ts'
 import { assistant, logOf, marker, result, user } from '../support/events.ts'
-import { bench, PRE_STEP_3_2, rejectionOf, SHORT_SUMMARY } from './support/bench.ts'
+import type { SessionEvent } from '../../src/log/events.ts'
+import { admission, bench, BETWEEN_TURNS_2_3, PRE_STEP_3_2, rejectionOf, ROUTE, SHORT_SUMMARY, summaryReply } from './support/bench.ts'
 
 const T = 1_700_000_000_000
 const ok: SummaryOutput = { summary: [{ type: 'text', text: SHORT_SUMMARY }], provider: 'template', model: 'v1' }
@@ -150,5 +151,93 @@ describe('HARD-5 in the pressure path (hardening.oversizedUserText)', () => {
     const b = bench({ events: logOf(...paste(), orphan).events, config: on })
     expect(await rejectionOf(b.engine.compactIfNeeded('pressure'))).toMatchObject({ name: 'CompactionBusyError' })
     expect(b.written()).toEqual([])
+  })
+})
+
+describe('HARD-2 summary route lookup (hardening.summaryRoom)', () => {
+  const ROOM = { hardening: { summaryRoom: true } }
+  /** The 3,600-token route of hardened-room.test.ts: span 3 … 23 (P_route 1,439 + 524 of tools, head and instruction) fits, 3 … 28 (3,676) does not. */
+  const narrow = [{ ...ROUTE, contextWindow: 3600 }]
+  const summaryOf = (b: ReturnType<typeof bench>): SessionEvent<'compaction/summary'> | undefined =>
+    b.appended().find((e): e is SessionEvent<'compaction/summary'> => e.type === 'compaction/summary')
+
+  it('overflow records the faithful span end it deferred to (deferredTo 42)', async () => {
+    const b = bench({ prefix: PRE_STEP_3_2, config: ROOM, routes: narrow, compaction: [summaryReply()] })
+    await b.engine.compactIfNeeded('context-overflow')
+    const summary = summaryOf(b)
+    expect(summary?.data.shadowedSeqs).toEqual([3, 10, 15, 23])
+    expect(summary?.data.maxTokens).toBe(3600 - 1963)
+    expect(summary?.data.summaryRoom).toEqual({ configuredMaxTokens: 8192, promptTokens: 1963, contextWindow: 3600, deferredTo: 42 })
+  })
+
+  it('compactNow applies the room: the span shrinks to 3 … 23 and records deferredTo 28 (the faithful idle span\'s end)', async () => {
+    const b = bench({ prefix: BETWEEN_TURNS_2_3, config: ROOM, routes: narrow, compaction: [summaryReply()] })
+    const r = await b.engine.compactNow({ admission: admission() })
+    expect(r?.shadowedSeqs).toEqual([3, 10, 15, 23])
+    const summary = summaryOf(b)
+    expect(summary?.data.maxTokens).toBe(3600 - 1963)
+    expect(summary?.data.summaryRoom).toEqual({ configuredMaxTokens: 8192, promptTokens: 1963, contextWindow: 3600, deferredTo: 28 })
+  })
+
+  it('compactNow on a roomy route clamps the cap and records the room without deferredTo', async () => {
+    const b = bench({ prefix: BETWEEN_TURNS_2_3, config: ROOM, compaction: [summaryReply()] })
+    await b.engine.compactNow({ admission: admission() })
+    const summary = summaryOf(b)
+    const room = summary?.data.summaryRoom
+    expect(room).toMatchObject({ configuredMaxTokens: 8192, contextWindow: 4000 })
+    expect(room !== undefined && 'deferredTo' in room).toBe(false)
+    expect(summary?.data.maxTokens).toBe(4000 - (room?.promptTokens ?? Number.NaN))
+  })
+
+  it('faithful compactNow looks nothing up and records no room', async () => {
+    const b = bench({ prefix: BETWEEN_TURNS_2_3, compaction: [summaryReply()] })
+    let lookups = 0
+    const real = b.runtime.resolveModelInfo.bind(b.runtime)
+    b.runtime.resolveModelInfo = async (provider, model, signal) => { lookups++; return real(provider, model, signal) }
+    await b.engine.compactNow({ admission: admission() })
+    expect(lookups).toBe(0)
+    const summary = summaryOf(b)
+    expect(summary?.data.maxTokens).toBe(8192)
+    expect(summary !== undefined && 'summaryRoom' in summary.data).toBe(false)
+  })
+
+  it('compactNow: the agent cancelling during the lookup is `cancelled`, nothing written (lookup answers)', async () => {
+    const b = bench({ prefix: BETWEEN_TURNS_2_3, config: ROOM, compaction: [summaryReply()] })
+    const a = admission()
+    const real = b.runtime.resolveModelInfo.bind(b.runtime)
+    b.runtime.resolveModelInfo = async (provider, model, signal) => {
+      a.controller.abort(new Error('agent needs the session'))
+      return real(provider, model, signal)
+    }
+    const err = await rejectionOf(b.engine.compactNow({ admission: a }))
+    expect(err).toMatchObject({ name: 'ManualCompactionError', code: 'cancelled', message: 'cancelled: agent needs the session' })
+    expect(b.written()).toEqual([])
+    expect([a.reserved, a.released]).toEqual([1, 1])
+  })
+
+  it('compactNow: the agent cancelling during the lookup is `cancelled` when the lookup rejects too', async () => {
+    const b = bench({ prefix: BETWEEN_TURNS_2_3, config: ROOM, compaction: [summaryReply()] })
+    const a = admission()
+    b.runtime.resolveModelInfo = async () => {
+      a.controller.abort(new Error('agent needs the session'))
+      throw new Error('lookup aborted')
+    }
+    const err = await rejectionOf(b.engine.compactNow({ admission: a }))
+    expect(err).toMatchObject({ name: 'ManualCompactionError', code: 'cancelled', message: 'cancelled: agent needs the session' })
+    expect(b.written()).toEqual([])
+  })
+
+  it('compactRegion passes its signal to the lookup: aborted there, the lookup error is thrown and nothing is written', async () => {
+    const b = bench({ prefix: PRE_STEP_3_2, config: ROOM, compaction: [summaryReply()] })
+    const controller = new AbortController()
+    b.runtime.resolveModelInfo = async () => {
+      controller.abort(new Error('caller gave up'))
+      throw new Error('lookup aborted')
+    }
+    const nodes = b.log.state.surface.nodes
+    const err = await rejectionOf(b.engine.compactRegion(nodes[1] as number, nodes[4] as number, controller.signal))
+    expect(err).toMatchObject({ message: 'lookup aborted' })
+    expect(b.written()).toEqual([])
+    expect(b.infos).toEqual([])
   })
 })
