@@ -241,3 +241,53 @@ describe('HARD-2 summary route lookup (hardening.summaryRoom)', () => {
     expect(b.infos).toEqual([])
   })
 })
+
+describe('HARD-6 in the engine (hardening.openTurnPrompt)', () => {
+  // At pre-step 3.2 turn 3 is open (#40 turn/start) and its prompt is #42, the last node of the faithful span 3 … 42.
+  it('pressure: faithful shadows the open turn\'s prompt #42; hardened keeps it (the older side 3 … 37)', async () => {
+    const faithful = bench({ prefix: PRE_STEP_3_2, engine: { summarizer: { summarize: async () => ok } } })
+    expect((await faithful.engine.compactIfNeeded('pressure'))?.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37, 42])
+    const b = bench({ prefix: PRE_STEP_3_2, config: { hardening: { openTurnPrompt: true } }, engine: { summarizer: { summarize: async () => ok } } })
+    expect((await b.engine.compactIfNeeded('pressure'))?.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37])
+  })
+
+  it('overflow recovery keeps it too', async () => {
+    const b = bench({ prefix: PRE_STEP_3_2, config: { hardening: { openTurnPrompt: true } }, engine: { summarizer: { summarize: async () => ok } } })
+    expect((await b.engine.compactIfNeeded('context-overflow'))?.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37])
+  })
+})
+
+/** One closed turn without any request/header (no routed target): surface [#2 user (2000 chars), #3 assistant]. */
+function headerlessIdle(): EventDraft[] {
+  const reply: EventDraft<'assistant/message'> = {
+    time: T, type: 'assistant/message', surfaceOp: 'append',
+    data: { turn: 1, step: 1, message: { id: 'a1' as never, role: 'assistant', content: [{ type: 'text', text: 'ok' }], source: { kind: 'model', provider: 'mock', model: 'mock-4k' } } },
+  }
+  return [marker('turn/start'), marker('step/start'), user('h'.repeat(2000)), reply, marker('step/end'), marker('turn/end')]
+}
+
+describe('hardened rules on a log without a request/header', () => {
+  it('HARD-2: compactNow falls back to the agent route for the summary route, with no tools in the prompt', async () => {
+    const agentRoute = { provider: 'mock', model: 'mock-4k' }
+    const b = bench({ events: logOf(...headerlessIdle()).events, config: { hardening: { summaryRoom: true } }, engine: { agentRoute } })
+    const r = await b.engine.compactNow({ admission: admission() })
+    expect(r?.shadowedSeqs).toEqual([2])
+    const summary = b.appended().find((e): e is SessionEvent<'compaction/summary'> => e.type === 'compaction/summary')
+    expect(summary?.data).toMatchObject({ provider: 'mock', model: 'mock-4k' })
+    expect(summary?.data.summaryRoom).toMatchObject({ configuredMaxTokens: 8192, contextWindow: 4000 })
+  })
+
+  it('HARD-8: without a routed target pressure has nothing to calibrate and compacts nothing', async () => {
+    const b = bench({ events: logOf(...headerlessIdle()).events, config: { hardening: { capacitySanity: true } } })
+    expect(await b.engine.compactIfNeeded('pressure')).toBeNull()
+    expect(b.written()).toEqual([])
+  })
+
+  it('HARD-8: a routed target without any evidence is not scaled (no usage, no rejection)', async () => {
+    const events = [marker('turn/start'), marker('step/start'), user('q'.repeat(2000)), header, context(4000)]
+    const b = bench({ events: logOf(...events).events, config: { hardening: { capacitySanity: true } } })
+    expect(b.meter.capacityEvidence('mock', 'mock-4k').calibration).toBeUndefined()
+    expect(await b.engine.compactIfNeeded('pressure')).toBeNull() // 508 < 3200
+    expect(b.written()).toEqual([])
+  })
+})
