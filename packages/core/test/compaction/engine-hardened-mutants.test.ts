@@ -291,3 +291,32 @@ describe('hardened rules on a log without a request/header', () => {
     expect(b.written()).toEqual([])
   })
 })
+
+describe('cancellation reaches the pressure path\'s capacity lookup (§3.5 step 4)', () => {
+  it('the caller\'s signal is handed to resolveModelInfo; without one none is', async () => {
+    const b = bench({ prefix: PRE_STEP_3_2, engine: { summarizer: { summarize: async () => ok } } })
+    const seen: (AbortSignal | undefined)[] = []
+    const real = b.runtime.resolveModelInfo.bind(b.runtime)
+    b.runtime.resolveModelInfo = async (provider, model, signal) => { seen.push(signal); return real(provider, model, signal) }
+    const controller = new AbortController()
+    await b.engine.compactIfNeeded('pressure', controller.signal)
+    expect(seen).toEqual([controller.signal])
+    const plain = bench({ prefix: PRE_STEP_3_2 })
+    const none: (AbortSignal | undefined)[] = []
+    plain.runtime.resolveModelInfo = async (provider, model, signal) => { none.push(signal); return real(provider, model, signal) }
+    expect(await plain.engine.compactIfNeeded('context-overflow')).not.toBeNull() // overflow looks nothing up
+    expect(none).toEqual([])
+  })
+
+  it('a caller abort during the lookup fails the pass with the lookup\'s error; nothing is written', async () => {
+    const b = bench({ prefix: PRE_STEP_3_2 })
+    const controller = new AbortController()
+    b.runtime.resolveModelInfo = async (_provider, _model, signal) => {
+      controller.abort(new Error('caller gave up'))
+      if (signal?.aborted === true) throw new Error('lookup aborted')
+      return { provider: 'mock', id: 'mock-4k', name: 'mock-4k', context: { contextWindow: 4000 }, imageTokens: 85 }
+    }
+    expect(await rejectionOf(b.engine.compactIfNeeded('pressure', controller.signal))).toMatchObject({ message: 'lookup aborted' })
+    expect(b.written()).toEqual([])
+  })
+})
