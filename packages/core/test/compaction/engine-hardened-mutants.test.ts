@@ -4,9 +4,12 @@
  * `request/context` notes at the edges (a factor of exactly 1, a logged factor of another route, a factor back to
  * 1). Every expectation is written out by hand.
  */
+import { appendixBTime } from '@compaction-sim/fixtures'
 import { describe, expect, it } from 'vitest'
+import { CompactionEngine } from '../../src/compaction/engine.ts'
 import { SummarizerError } from '../../src/compaction/errors.ts'
-import type { SummaryOutput } from '../../src/compaction/summarizer.ts'
+import type { SummaryInput, SummaryOutput } from '../../src/compaction/summarizer.ts'
+import { resolveCompactionConfig } from '../../src/policy/config.ts'
 import type { EventDraft } from '../../src/log/events.ts'
 import { assistant, logOf, marker, result, user } from '../support/events.ts'
 import type { SessionEvent } from '../../src/log/events.ts'
@@ -318,5 +321,33 @@ describe('cancellation reaches the pressure path\'s capacity lookup (§3.5 step 
     }
     expect(await rejectionOf(b.engine.compactIfNeeded('pressure', controller.signal))).toMatchObject({ message: 'lookup aborted' })
     expect(b.written()).toEqual([])
+  })
+})
+
+describe('the engine\'s read-only path resolver (§6.5)', () => {
+  /** An engine over the bench's log that builds its own meter; its summarizer keeps the summary input. */
+  function engineWith(b: ReturnType<typeof bench>, seen: { input: string }, readOnlyPath?: () => string): CompactionEngine {
+    return new CompactionEngine({
+      log: b.log, runtime: b.runtime, policy: resolveCompactionConfig({ compactionRetries: 0 }),
+      clock: () => appendixBTime(b.log.length), newCompactionId: () => 'cmp-1', newMessageId: () => 'm-ck1',
+      summarizer: { summarize: async (input: SummaryInput) => { seen.input = JSON.stringify(input.messages); return ok } },
+      ...(readOnlyPath === undefined ? {} : { readOnlyPath }),
+    })
+  }
+
+  it('names the offloaded screenshot of #28 by the configured resolver in the summary input, and its meter prices that', async () => {
+    // #30 offloaded the screenshot of #28, which lies in the pressure span 3 … 42.
+    const custom = bench({ prefix: PRE_STEP_3_2 })
+    const seen = { input: '' }
+    const r = await engineWith(custom, seen, () => 'x.png').compactIfNeeded('pressure')
+    expect(r?.shadowedSeqs).toContain(28)
+    expect(seen.input).toContain('x.png')
+    expect(seen.input).not.toContain('attachments/')
+    const harness = bench({ prefix: PRE_STEP_3_2 })
+    const plain = { input: '' }
+    const h = await engineWith(harness, plain).compactIfNeeded('pressure')
+    expect(plain.input).toContain('attachments/')
+    // 'x.png' is shorter than the harness path 'attachments/<12 hex>.<subtype>': the placeholder prices less.
+    expect(r?.shadowedTokenCount).toBeLessThan(h?.shadowedTokenCount ?? 0)
   })
 })
