@@ -286,6 +286,13 @@ describe('hardened rules on a log without a request/header', () => {
     expect(b.written()).toEqual([])
   })
 
+  it('HARD-8: before any request/context a route has no notes', () => {
+    const b = bench({ events: logOf(...headerlessIdle()).events, config: { hardening: { capacitySanity: true } } })
+    expect(b.engine.routeContextNotes('mock', 'mock-4k')).toEqual({})
+    expect(b.infos).toEqual([])
+    expect(b.warnings).toEqual([])
+  })
+
   it('HARD-8: a routed target without any evidence is not scaled (no usage, no rejection)', async () => {
     const events = [marker('turn/start'), marker('step/start'), user('q'.repeat(2000)), header, context(4000)]
     const b = bench({ events: logOf(...events).events, config: { hardening: { capacitySanity: true } } })
