@@ -1,8 +1,10 @@
 /**
  * Engine paths of the hardened profile (docs/hardened.md) the rule tests leave partly unjudged (survivors of the
- * mutation run, `pnpm mutate`): HARD-1's back-off message and which errors count as a failure, and HARD-8's
- * `request/context` notes at the edges (a factor of exactly 1, a logged factor of another route, a factor back to
- * 1). Every expectation is written out by hand.
+ * mutation run, `pnpm mutate`): HARD-1's back-off message and which errors count as a failure; HARD-2's summary
+ * route lookup (agent-route fallback, signals, `deferredTo`, compactNow); HARD-5's projection in the pressure path;
+ * HARD-6's kept prompt; HARD-8's calibration without target or evidence and its `request/context` notes at the
+ * edges; and the signal and read-only path resolver the engine hands on (§3.5 step 4, §6.5). Every expectation is
+ * written out by hand.
  */
 import { appendixBTime } from '@compaction-sim/fixtures'
 import { describe, expect, it } from 'vitest'
