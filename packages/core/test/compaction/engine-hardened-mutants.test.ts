@@ -360,3 +360,31 @@ describe('the engine\'s read-only path resolver (§6.5)', () => {
     expect(r?.shadowedTokenCount).toBeLessThan(h?.shadowedTokenCount ?? 0)
   })
 })
+
+describe('HARD-2: the pressure path measures again after the summary route lookup', () => {
+  /** A user message that lands while the lookup is in flight (a foreign append; the lock is not taken yet). */
+  const late = (b: ReturnType<typeof bench>): void => {
+    b.log.append({
+      time: appendixBTime(b.log.length), type: 'user/message', surfaceOp: 'append',
+      data: { id: 'u-late' as never, role: 'user', content: [{ type: 'text', text: 'also check math.ts' }], source: { kind: 'user' } },
+    } as EventDraft)
+  }
+
+  for (const answer of ['answers', 'fails'] as const) {
+    it(`a node appended during the lookup is in the selection's measurement (the lookup ${answer})`, async () => {
+      const b = bench({ prefix: PRE_STEP_3_2, config: { hardening: { summaryRoom: true } }, compaction: [summaryReply()] })
+      let lookups = 0
+      const real = b.runtime.resolveModelInfo.bind(b.runtime)
+      b.runtime.resolveModelInfo = async (provider, model, signal) => {
+        if (++lookups === 2) { // the first is the pressure check's capacity lookup, the second HARD-2's
+          late(b)
+          if (answer === 'fails') throw new Error('metadata down')
+        }
+        return real(provider, model, signal)
+      }
+      const r = await b.engine.compactIfNeeded('pressure')
+      expect(r?.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37, 42])
+      expect(b.written()).toEqual(['user/message', 'compaction/start', 'compaction/summary', 'user/message', 'compaction/end'])
+    })
+  }
+})
