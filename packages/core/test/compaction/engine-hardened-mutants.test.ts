@@ -12,6 +12,7 @@ import { CompactionEngine } from '../../src/compaction/engine.ts'
 import { SummarizerError } from '../../src/compaction/errors.ts'
 import type { SummaryInput, SummaryOutput } from '../../src/compaction/summarizer.ts'
 import { resolveCompactionConfig } from '../../src/policy/config.ts'
+import { resolvePruneConfig } from '../../src/prune/config.ts'
 import type { EventDraft } from '../../src/log/events.ts'
 import { assistant, logOf, marker, result, user } from '../support/events.ts'
 import type { SessionEvent } from '../../src/log/events.ts'
@@ -385,6 +386,42 @@ describe('HARD-2: the pressure path measures again after the summary route looku
       const r = await b.engine.compactIfNeeded('pressure')
       expect(r?.shadowedSeqs).toEqual([3, 10, 15, 23, 28, 37, 42])
       expect(b.written()).toEqual(['user/message', 'compaction/start', 'compaction/summary', 'user/message', 'compaction/end'])
+    })
+  }
+})
+
+describe('the pruner prices its input with the engine\'s read-only path resolver (§5.4 rule 3, §6.5)', () => {
+  const plot = { type: 'image', attachment: { attachmentId: `sha256:${'ab'.repeat(32)}`, mediaType: 'image/png', bytes: 48213, width: 1024, height: 768 } }
+  /** Turn 1, step 2 open: a 4,000-character prompt, a `c1` result of 9,000 characters plus an image that #7 offloaded. */
+  function imageResult(): EventDraft[] {
+    const r = result('c1', 'x')
+    const block = r.data.message.content[0] as unknown as Record<string, unknown>
+    r.data.message.content = [{ ...block, content: [{ type: 'text', text: 'x'.repeat(9000) }, plot] }] as never
+    const offload = { time: T, type: 'image/offload', data: { targets: [{ seq: 6, imageIndexes: [0] }] } } as EventDraft
+    return [marker('turn/start'), marker('step/start'), user('u'.repeat(4000)), header, context(4000), assistant(['c1']), r, offload, marker('step/end'), marker('step/start', 1, 2)]
+  }
+  const LONG_PATH = `read-only/${'p'.repeat(400)}.png` // 414 characters; the harness path attachments/abababababab.png has 28
+
+  async function prunedTokens(trigger: 'pressure' | 'context-overflow', readOnlyPath?: () => string): Promise<number | undefined> {
+    const b = bench({ events: logOf(...imageResult()).events })
+    const engine = new CompactionEngine({
+      log: b.log, runtime: b.runtime, policy: resolveCompactionConfig({ compactionRetries: 0 }), pruner: resolvePruneConfig(undefined),
+      clock: () => appendixBTime(b.log.length), newCompactionId: () => 'cmp-1', newMessageId: () => 'm-ck1',
+      summarizer: { summarize: async () => ok }, ...(readOnlyPath === undefined ? {} : { readOnlyPath }),
+    })
+    await engine.compactIfNeeded(trigger)
+    const prune = b.appended().find((e): e is SessionEvent<'compaction/prune'> => e.type === 'compaction/prune')
+    expect(prune?.data.shadowedSeqs).toEqual([6])
+    return prune?.data.shadowedTokenCount
+  }
+
+  for (const trigger of ['pressure', 'context-overflow'] as const) {
+    it(`${trigger}: the pruned node's price counts the placeholder with the configured path (386 more characters ≈ 97 tokens)`, async () => {
+      const harness = await prunedTokens(trigger) ?? Number.NaN
+      const custom = await prunedTokens(trigger, () => LONG_PATH) ?? Number.NaN
+      // 386 more characters in one text block: ⌈(c + 386) / 4⌉ − ⌈c / 4⌉ is 96 or 97.
+      expect(custom - harness).toBeGreaterThanOrEqual(96)
+      expect(custom - harness).toBeLessThanOrEqual(97)
     })
   }
 })
