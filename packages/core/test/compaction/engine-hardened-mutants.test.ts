@@ -393,12 +393,12 @@ describe('HARD-2: the pressure path measures again after the summary route looku
 describe('the pruner prices its input with the engine\'s read-only path resolver (§5.4 rule 3, §6.5)', () => {
   const plot = { type: 'image', attachment: { attachmentId: `sha256:${'ab'.repeat(32)}`, mediaType: 'image/png', bytes: 48213, width: 1024, height: 768 } }
   /** Turn 1, step 2 open: a 4,000-character prompt, a `c1` result of 9,000 characters plus an image that #7 offloaded. */
-  function imageResult(): EventDraft[] {
+  function imageResult(promptChars = 4000): EventDraft[] {
     const r = result('c1', 'x')
     const block = r.data.message.content[0] as unknown as Record<string, unknown>
     r.data.message.content = [{ ...block, content: [{ type: 'text', text: 'x'.repeat(9000) }, plot] }] as never
     const offload = { time: T, type: 'image/offload', data: { targets: [{ seq: 6, imageIndexes: [0] }] } } as EventDraft
-    return [marker('turn/start'), marker('step/start'), user('u'.repeat(4000)), header, context(4000), assistant(['c1']), r, offload, marker('step/end'), marker('step/start', 1, 2)]
+    return [marker('turn/start'), marker('step/start'), user('u'.repeat(promptChars)), header, context(4000), assistant(['c1']), r, offload, marker('step/end'), marker('step/start', 1, 2)]
   }
   const LONG_PATH = `read-only/${'p'.repeat(400)}.png` // 414 characters; the harness path attachments/abababababab.png has 28
 
@@ -424,4 +424,20 @@ describe('the pruner prices its input with the engine\'s read-only path resolver
       expect(custom - harness).toBeLessThanOrEqual(97)
     })
   }
+
+  it('the engine\'s own meter prices the surface with the same resolver (no pruner: below the threshold with the harness path, at or above it with ~97 tokens more)', async () => {
+    // A 3,200-character prompt: 200 tokens less than above, so the harness-priced surface is below the threshold 3200.
+    const run = async (readOnlyPath?: () => string): Promise<string[]> => {
+      const b = bench({ events: logOf(...imageResult(3200)).events })
+      const engine = new CompactionEngine({
+        log: b.log, runtime: b.runtime, policy: resolveCompactionConfig({ compactionRetries: 0 }),
+        clock: () => appendixBTime(b.log.length), newCompactionId: () => 'cmp-1', newMessageId: () => 'm-ck1',
+        summarizer: { summarize: async () => ok }, ...(readOnlyPath === undefined ? {} : { readOnlyPath }),
+      })
+      await engine.compactIfNeeded('pressure').catch(() => null)
+      return b.written()
+    }
+    expect(await run()).toEqual([])
+    expect(await run(() => LONG_PATH)).toContain('compaction/start')
+  })
 })
