@@ -326,7 +326,7 @@ export class CompactionEngine {
     // HARD-2: the summary route's limits (after the prune, which stays right after the lock check); the surface
     // is measured again after the lookup. Faithful: no lookup, no await.
     const summaryRoute = this.hardening.summaryRoom === null ? undefined : await this.summaryRoute(signal)
-    if (summaryRoute !== undefined) m = this.meter.measure()
+    if (this.hardening.summaryRoom !== null) m = this.meter.measure() // also when the lookup found no route: it awaited
     const attempts = decision.policy.compactionRetries + 1 // step 10
     let result: CompactionResult | null = null
     for (let attempt = 0; attempt < attempts; attempt++) {
