@@ -93,6 +93,14 @@ describe('HARD-3 checkpoint budget', () => {
       expect.stringMatching(/^55: checkpoint priced \d+ > budget -\d+ \(threshold 3200 − envelope \d+ − retained \d+ − margin 3200\)$/),
     ])
   })
+
+  it('HARD-3: an over-budget checkpoint at most reliefRatio of what it shadows is relief, not reported', async () => {
+    const events = appendixBEvents() as LogEvent[]
+    // Appendix B's checkpoint costs less than its span at the route's prices, so reliefRatio 1 admits it under any
+    // margin; 0 never does.
+    expect(hard(await run(events, { hardening: { checkpointBudget: { marginTokens: 3200, reliefRatio: 1 } } }), 'HARD-3')).toEqual([])
+    expect(hard(await run(events, { hardening: { checkpointBudget: { marginTokens: 3200, reliefRatio: 0 } } }), 'HARD-3')).toHaveLength(1)
+  })
 })
 
 describe('HARD-4 metered relief', () => {
