@@ -16,8 +16,8 @@
  */
 import { envelopePrice, hardeningOf, type EpochHeader, type EventDataMap, type LogEvent, type SessionEvent, type Dialect } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
-import { at } from './support.ts'
-import type { Applicability, InvariantCheck, RunContext } from './types.ts'
+import { at, hardenedRuleOn } from './support.ts'
+import type { InvariantCheck, RunContext } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
 
@@ -138,12 +138,6 @@ export function calibratedPressure(reading: { totalTokens: number; baseline: { k
   return Math.max(0, Math.ceil((reading.totalTokens * permille) / 1000))
 }
 
-function ruleOn(ctx: RunContext): Applicability {
-  return hardeningOf(ctx.inputs.policy).capacitySanity !== null
-    ? { kind: 'applies' }
-    : { kind: 'not-applicable', reason: 'hardening.capacitySanity is off for this run (faithful §2.7)' }
-}
-
 function sameWarning(a: unknown, b: { usageSeq: number; usageTokens: number; contextWindow: number }): boolean {
   if (typeof a !== 'object' || a === null) return false
   const w = a as Record<string, unknown>
@@ -161,7 +155,7 @@ const hard8: Check = {
   id: 'HARD-8',
   family: 'hardened',
   statement: 'Hardened capacitySanity: usage above the reported window is warned on the next request/context of its route, once; the logged calibration factor is the one the logged usage and rejections imply.',
-  applicability: ruleOn,
+  applicability: hardenedRuleOn('capacitySanity', 'faithful §2.7'),
   create: (ctx, r) => {
     const rule = hardeningOf(ctx.inputs.policy).capacitySanity
     const expected = (m: CheckerModel, provider: string, model: string): number | undefined => {

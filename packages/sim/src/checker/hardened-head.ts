@@ -8,9 +8,9 @@
  * (`surfaceOp {op:'replace', start: h, end: h}`) citing it (`sourceEventSeqs [h]`), never an append. Without a head
  * (an empty initial prompt) §1.4.5 applies as written: the first non-empty prompt is appended at the tail.
  */
-import { hardeningOf, type LogEvent } from '@compaction-sim/core'
+import type { LogEvent } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
-import { at } from './support.ts'
+import { at, hardenedRuleOn } from './support.ts'
 import type { InvariantCheck } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
@@ -29,6 +29,8 @@ export function isHeadRefresh(e: LogEvent, head: number | undefined): boolean {
   return op.start === head && op.end === head && cited !== undefined && cited.length === 1 && cited[0] === head
 }
 
+const headRefreshOn = hardenedRuleOn('headRefresh', 'faithful §1.4.5')
+
 /** HARD-7: the head is refreshed in place; no second system message joins a surface that has a head. */
 const hard7: Check = {
   id: 'HARD-7',
@@ -36,9 +38,7 @@ const hard7: Check = {
   statement: 'Head refresh (hardened headRefresh): while the surface has a system head, every system/message replaces exactly that head (start = end = the head) with sourceEventSeqs [the head]; none is appended, so the head is the only system/message on the surface; without a head none replaces anything.',
   applicability: (ctx) => {
     if (ctx.dialect !== 'seed') return { kind: 'not-applicable', reason: 'the rc.8 dialect has no system head (§14.1)' }
-    return hardeningOf(ctx.inputs.policy).headRefresh !== null
-      ? { kind: 'applies' }
-      : { kind: 'not-applicable', reason: 'hardening.headRefresh is off for this run (faithful §1.4.5)' }
+    return headRefreshOn(ctx)
   },
   // "Only system message on the surface" follows from the per-event rule: position 0 only ever holds the first node
   // or a replacement node, so a head exists only if a system/message was appended onto an empty surface or replaced

@@ -9,18 +9,13 @@
  * priced here with the reference meter (`P_route`: tools + system head + shadowed nodes + instruction), at the
  * event, i.e. with the offloads of earlier attempts applied.
  */
-import { hardeningOf, INSTRUCTION_TOKENS, toolsPrice, type LogEvent, type SessionEvent } from '@compaction-sim/core'
+import { INSTRUCTION_TOKENS, toolsPrice, type LogEvent, type SessionEvent } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
-import type { Applicability, InvariantCheck, RunContext } from './types.ts'
+import { hardenedRuleOn } from './support.ts'
+import type { InvariantCheck } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
 type SummaryEvent = SessionEvent<'compaction/summary' | 'compaction/summary-error'>
-
-function ruleOn(ctx: RunContext): Applicability {
-  return hardeningOf(ctx.inputs.policy).summaryRoom !== null
-    ? { kind: 'applies' }
-    : { kind: 'not-applicable', reason: 'hardening.summaryRoom is off for this run (faithful §8.2 cap)' }
-}
 
 /** The reference meter's price of the summary prompt of `shadowedSeqs` (null when a seq is not a live node). */
 export function summaryPromptPrice(m: CheckerModel, shadowedSeqs: readonly number[]): number | null {
@@ -43,7 +38,7 @@ const hard2: Check = {
   id: 'HARD-2',
   family: 'hardened',
   statement: 'Hardened summaryRoom: every summary request has maxTokens ≤ the summary route\'s output limit and its priced prompt (P_route) + maxTokens ≤ the summary route\'s window, as recorded on compaction/summary(-error).summaryRoom.',
-  applicability: ruleOn,
+  applicability: hardenedRuleOn('summaryRoom', 'faithful §8.2 cap'),
   create: (ctx, r) => {
     const worldLimits = new Map((ctx.world?.routes ?? []).map((route) => [route.model, route.maxOutputTokens]))
     return {

@@ -6,25 +6,19 @@
  * HARD-6 (`hardening.openTurnPrompt`): no checkpoint written while a turn is open shadows that turn's own
  * user prompt (the first appended `user/message` after its `turn/start`).
  */
-import { hardeningOf, type LogEvent } from '@compaction-sim/core'
+import type { LogEvent } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
-import { at } from './support.ts'
-import type { Applicability, InvariantCheck, RunContext } from './types.ts'
+import { at, hardenedRuleOn } from './support.ts'
+import type { InvariantCheck } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
-
-function ruleOn(ctx: RunContext, rule: 'openTurnPrompt'): Applicability {
-  return hardeningOf(ctx.inputs.policy)[rule] !== null
-    ? { kind: 'applies' }
-    : { kind: 'not-applicable', reason: `hardening.${rule} is off for this run (faithful §4.2)` }
-}
 
 /** HARD-6: a compaction inside an open turn never summarizes that turn's own user prompt. */
 const hard6: Check = {
   id: 'HARD-6',
   family: 'policy',
   statement: 'Open turn prompt kept (hardened openTurnPrompt): no compaction/summary written while a turn is open lists that turn\'s own user prompt in shadowedSeqs.',
-  applicability: (ctx) => ruleOn(ctx, 'openTurnPrompt'),
+  applicability: hardenedRuleOn('openTurnPrompt', 'faithful §4.2'),
   create: (_ctx, r) => {
     let open = false
     let prompt: number | null = null

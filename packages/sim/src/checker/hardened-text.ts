@@ -17,16 +17,10 @@ import {
   blockPrice, hardeningOf, oversizedTextBound, userTextReadOnlyPath, type LogEvent, type SessionEvent, type TextBlock,
 } from '@compaction-sim/core'
 import type { CheckerModel } from './model.ts'
-import { at } from './support.ts'
-import type { Applicability, InvariantCheck, RunContext } from './types.ts'
+import { at, hardenedRuleOn } from './support.ts'
+import type { InvariantCheck } from './types.ts'
 
 type Check = InvariantCheck<CheckerModel>
-
-function ruleOn(ctx: RunContext): Applicability {
-  return hardeningOf(ctx.inputs.policy).oversizedUserText !== null
-    ? { kind: 'applies' }
-    : { kind: 'not-applicable', reason: 'hardening.oversizedUserText is off for this run (faithful §6)' }
-}
 
 /** One text block of a live appended user message. */
 interface Candidate { seq: number; blockIndex: number; tokens: number }
@@ -36,7 +30,7 @@ const hard5: Check = {
   id: 'HARD-5',
   family: 'hardened',
   statement: 'Oversized user text projected (hardened oversizedUserText): no conversation or summary request carries a user text block priced above floor(maxWindowRatio × contextWindow); every text/offload names a live user/message text block above that bound.',
-  applicability: ruleOn,
+  applicability: hardenedRuleOn('oversizedUserText', 'faithful §6'),
   create: (ctx, r) => {
     const ratio = hardeningOf(ctx.inputs.policy).oversizedUserText?.maxWindowRatio ?? 1
     /** Text blocks of live user messages, by seq, that no `text/offload` marks yet. */

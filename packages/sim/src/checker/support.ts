@@ -2,9 +2,9 @@
  * Small pure helpers shared by the invariant families: recognising checkpoints and their bracket summary,
  * comparing seq lists, rendering seqs for messages, and reading the manifest's fault declarations (§13).
  */
-import type { ContentBlock, FaultSpec, LogEvent, MessageSource, SessionEvent } from '@compaction-sim/core'
+import { hardeningOf, type ContentBlock, type FaultSpec, type HardeningRule, type LogEvent, type MessageSource, type SessionEvent } from '@compaction-sim/core'
 import { resumesWithoutEndSeed, type CheckerModel } from './model.ts'
-import type { FoldItem, RunInputs } from './types.ts'
+import type { Applicability, FoldItem, RunContext, RunInputs } from './types.ts'
 
 /** True for a compact checkpoint source (§1.6 `isCompactCheckpointSource`). */
 export function isCheckpointSource(source: MessageSource | undefined): boolean {
@@ -76,4 +76,14 @@ export function hasNonWhitespace(text: string): boolean {
 export function missingEndSeedNote(item: FoldItem, m: CheckerModel): string {
   const s = m.unsealedRestore ?? (resumesWithoutEndSeed(item, m) ? item.seq : null)
   return s === null ? '' : `; a restore resumed the log at ${at(s)} without appending session/end-seed (§11.4), so no new lifecycle began`
+}
+
+/**
+ * The applicability of a hardened check (issue #19): it applies only when the run's manifest turns `rule` on;
+ * otherwise it is not applicable, and `faithful` names what the protocol does instead (e.g. `faithful §8.2 cap`).
+ */
+export function hardenedRuleOn(rule: HardeningRule, faithful: string): (ctx: RunContext) => Applicability {
+  return (ctx) => hardeningOf(ctx.inputs.policy)[rule] !== null
+    ? { kind: 'applies' }
+    : { kind: 'not-applicable', reason: `hardening.${rule} is off for this run (${faithful})` }
 }
