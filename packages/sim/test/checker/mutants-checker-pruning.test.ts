@@ -144,6 +144,12 @@ describe('INV-20: the event after the prune must be the replacement of exactly s
     expect(of(await report(events), 'INV-20')).toEqual(['INV-20@15'])
   })
 
+  it('a replacement citing [11] (one seq, not s): reported', async () => {
+    const events = appendixB()
+    at(events, 15)['sourceEventSeqs'] = [11]
+    expect(of(await report(events), 'INV-20')).toEqual(['INV-20@15'])
+  })
+
   it('shadowedRange 12…13 with shadowedSeqs [12]: reported at the prune', async () => {
     const events = appendixB()
     at(events, 14).data['shadowedRange'] = { start: 12, end: 13 }
@@ -211,14 +217,14 @@ describe('INV-22: what is not judged', () => {
     expect(of(r, 'INV-23')).toEqual(['INV-23@14'])
   })
 
-  it('a replacement whose message has no tool-result block (a text block first): not judged, no failure', async () => {
+  it('a replacement whose message has no tool-result block is opaque (INV-02): INV-22 does not see it', async () => {
     const events = appendixB()
     const message = at(events, 15).data['message'] as Record<string, unknown>
     message['content'] = [{ type: 'text', text: 'no tool-result block' }]
     const r = await report(events)
+    expect(of(r, 'INV-02')).toEqual(['INV-02@15'])
     expect(of(r, 'INV-22')).toEqual([])
     expect(failuresOf(r, 'INV-22')).toEqual([])
-    expect(r.coverage.find((c) => c.id === 'INV-22')).toMatchObject({ status: 'evaluated', skipped: 0 })
   })
 
   it('a tool/result replacing the user message #3 (no tool-result block to prune): not judged, not skipped', async () => {
