@@ -76,7 +76,7 @@ describe('INV-20 at the end of the log', () => {
   it('with a manifest crash right after 14 the prune is torn-final: exempt', async () => {
     const manifest: RunManifest = {
       scenario: 'torn-prune', compaction: {}, pruner: {},
-      routes: [{ provider: 'mock', model: 'mock-4k', contextWindow: 4000 }], faults: [], crashes: [{ afterSeq: 14 }] as RunManifest['crashes'],
+      routes: [{ provider: 'mock', model: 'mock-4k', contextWindow: 4000 }], faults: [], crashes: [{ afterSeq: 14 }] as NonNullable<RunManifest['crashes']>,
     }
     expect(of(await report(upTo14(), 'seed', manifest), 'INV-20')).toEqual([])
   })
