@@ -75,7 +75,7 @@ describe('INV-29: which checkpoints are judged', () => {
   })
 
   it('an explicit region call (#51 listed) may leave no tail: the span 3…49 is exempt', async () => {
-    const r = await check(ab((e) => { at(e, 55)['surfaceOp'] = { op: 'replace', start: 3, end: 49 } }), manifest({}, 4000, { explicitRegionStarts: [51] }))
+    const r = await check(ab((e) => { at(e, 55)['surfaceOp'] = { op: 'replace', start: 3, end: 49 } }), manifest({}, 4000, { explicitRegionStarts: [51] } as never))
     expect(of(r, 'INV-29')).toEqual([])
     // the same span in the automatic bracket: reported
     const auto = await check(ab((e) => { at(e, 55)['surfaceOp'] = { op: 'replace', start: 3, end: 49 } }), manifest({}))
@@ -109,7 +109,7 @@ const summaryText = (): string => ((at(appendixB(), 54).data['summary'] as Array
 const text = (t: string) => [{ type: 'text', text: t }]
 /** Appendix B with `extra` appended from seq 67 on. */
 const appended = (...extra: Array<Record<string, unknown>>): Events =>
-  [...appendixB(), ...extra.map((x, i) => ({ seq: 67 + i, time: T + 67 + i, ...x }) as Ev)]
+  [...appendixB(), ...extra.map((x, i) => ({ seq: 67 + i, time: T + 67 + i, ...x }) as unknown as Ev)]
 const userMsg = (content: unknown) => ({ type: 'user/message', surfaceOp: 'append', data: { id: 'm-copy', role: 'user', content, source: { kind: 'user' } } })
 const assistantMsg = (content: unknown) => ({ type: 'assistant/message', surfaceOp: 'append', data: { turn: 3, step: 2, message: { id: 'm-acopy', role: 'assistant', content, source: { kind: 'model', ...route } } } })
 const copied = 'INV-30: the raw summary text of #54 appears on the surface outside its checkpoint (a second copy of history)'
@@ -147,7 +147,7 @@ describe('INV-31: successes per pre-step window (compactionRetries 0: bound 1), 
   const end = (id: string, turn: number | null = 3, error?: string) => ({ type: 'compaction/end', data: { compactionId: id, turn, ...(error === undefined ? {} : { error }) } })
   /** Appendix B up to #50, then `tail` from #51. */
   const after50 = (...tail: Array<Record<string, unknown>>): Events =>
-    [...appendixB().filter((x) => x.seq <= 50), ...tail.map((t, i) => ({ seq: 51 + i, time: T + 51 + i, ...t }) as Ev)]
+    [...appendixB().filter((x) => x.seq <= 50), ...tail.map((t, i) => ({ seq: 51 + i, time: T + 51 + i, ...t }) as unknown as Ev)]
   const bound = 'a pressure bracket opens after 1 successful ones in the pre-step window #50; the bound is compactionRetries + 1 = 1'
 
   it('a successful pressure bracket reaches the bound: the next pressure bracket is reported', async () => {

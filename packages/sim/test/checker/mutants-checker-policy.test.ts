@@ -80,7 +80,7 @@ describe('INV-25: figures that cannot be judged, or are judged another way', () 
   })
 
   it('an explicit region call (#51 listed) is no automatic pressure bracket: only the prune is below 3,763', async () => {
-    const r = await check(ab(), manifest({ thresholdRatio: 0.5 }, 7526, { explicitRegionStarts: [51] }))
+    const r = await check(ab(), manifest({ thresholdRatio: 0.5 }, 7526, { explicitRegionStarts: [51] } as never))
     expect(of(r, 'INV-25')).toEqual(['INV-25@14: a prune run below pressure: totalTokens 3230 < threshold 3763 of mock/mock-4k'])
   })
 })
@@ -88,7 +88,7 @@ describe('INV-25: figures that cannot be judged, or are judged another way', () 
 describe('INV-25: which prunes start a run of pairs', () => {
   /** Appendix B up to #13, then `tail` (events numbered from 14). */
   const after13 = (tail: Array<Record<string, unknown>>): Events =>
-    [...appendixB().filter((x) => x.seq <= 13), ...tail.map((t, i) => ({ seq: 14 + i, time: T + 14 + i, ...t }) as Ev)]
+    [...appendixB().filter((x) => x.seq <= 13), ...tail.map((t, i) => ({ seq: 14 + i, time: T + 14 + i, ...t }) as unknown as Ev)]
   const prune = (seq: number) => ({ type: 'compaction/prune', data: { shadowedRange: { start: seq, end: seq }, shadowedSeqs: [seq], shadowedTokenCount: 3012 } })
   const placeholder = (target: number) => {
     const e15 = at(appendixB(), 15)
@@ -156,7 +156,7 @@ function calibrated(): Events {
     { type: 'user/message', surfaceOp: { op: 'replace', start: 2, end: 2 }, sourceEventSeqs: [8, 9, 2], data: { id: 'm-ck1', role: 'user', content: [{ type: 'text', text: 'short' }], source: { kind: 'plugin', plugin: 'compact', compactionId: 'cmp-1' } } },
     { type: 'compaction/end', data: { compactionId: 'cmp-1', turn: 1 } },
   ]
-  return drafts.map((d, seq) => ({ seq, time: T + seq, ...d }) as Ev)
+  return drafts.map((d, seq) => ({ seq, time: T + seq, ...d }) as unknown as Ev)
 }
 
 describe('INV-25 / INV-29 with a calibrated figure (HARD-8 capacitySanity, factor ×3)', () => {
