@@ -82,9 +82,13 @@ describe('INV-29: which checkpoints are judged', () => {
     expect(of(auto, 'INV-29')).toEqual(['INV-29@55: no node follows the span 3…49: the newest unit must stay verbatim'])
   })
 
-  it('a span whose start is no current node (#5) is not judged, whatever the budget', async () => {
-    const r = await check(ab((e) => { at(e, 55)['surfaceOp'] = { op: 'replace', start: 5, end: 42 } }), manifest({ retainTokens: 3199 }))
+  it('a span whose start is no current node (#5) is not judged, whatever the budget (6,399 of an 8,000 window: more than the whole surface)', async () => {
+    const r = await check(ab((e) => { at(e, 55)['surfaceOp'] = { op: 'replace', start: 5, end: 42 } }), manifest({ retainTokens: 6399 }, 8000))
     expect(of(r, 'INV-29')).toEqual([])
+    // the same budget on the real span 3…42: the tail 1,939 is short
+    expect(of(await check(ab(), manifest({ retainTokens: 6399 }, 8000)), 'INV-29')).toEqual([
+      'INV-29@55: the retained tail [47, 49] prices 1939 (P_route) < retainTokens 6399',
+    ])
   })
 })
 
@@ -119,6 +123,15 @@ describe('INV-30: the summary text outside its checkpoint', () => {
     const system = { type: 'system/message', surfaceOp: 'append', data: { id: 'm-scopy', role: 'system', content: text(summaryText()), source: { kind: 'plugin', plugin: 'x' } } }
     const r = await check(appended(system, userMsg(text(summaryText())), assistantMsg(text(summaryText()))))
     expect(of(r, 'INV-30')).toEqual([67, 68, 69].map((s) => copied.replace('INV-30:', `INV-30@${s}:`)))
+  })
+
+  it('is reported in a tool/result, whose text sits inside its one tool-result block (nested results too)', async () => {
+    // a tool/result message holds exactly one tool-result block (INV-02), so the copy can only be nested
+    const result = (content: unknown) => ({ type: 'tool-result', toolCallId: 'call_2', content })
+    const tool = (content: unknown) => ({ type: 'tool/result', surfaceOp: 'append', data: { turn: 3, step: 2, message: { id: 'm-tcopy', role: 'user', content: [content], source: { kind: 'tool', callId: 'call_2' } } } })
+    expect(of(await check(appended(tool(result(text(summaryText()))))), 'INV-30')).toEqual([copied.replace('INV-30:', 'INV-30@67:')])
+    expect(of(await check(appended(tool(result([{ type: 'text', text: 'Read.' }, result(text(summaryText()))])))), 'INV-30')).toEqual([copied.replace('INV-30:', 'INV-30@67:')])
+    expect(of(await check(appended(tool(result([{ type: 'text', text: 'Read.' }, result(text('Nothing else.'))])))), 'INV-30')).toEqual([])
   })
 
   it('a near-copy (same length, same first and every sampled character, the second one changed) is no copy', async () => {
