@@ -4,7 +4,7 @@
  * `request/context` for the route (§12.0). A check that needs a capacity no input gives records the instance
  * as not evaluated — never as passed or violated.
  */
-import { deriveEventMessage, hardeningOf, type LogEvent, type SessionEvent } from '@compaction-sim/core'
+import { deriveEventMessage, hardeningOf, type ContentBlock, type LogEvent, type SessionEvent, type ToolResultBlock } from '@compaction-sim/core'
 import { calibratedPressure, checkedPermille } from './hardened-capacity.ts'
 import type { BracketMode, CheckerModel } from './model.ts'
 import { isHeadRefresh } from './hardened-head.ts'
@@ -239,6 +239,21 @@ function sampleKey(text: string): number {
   return h >>> 1
 }
 
+/**
+ * The blocks of a derived message, the content of its tool-result blocks in their place (a tool result's text is on
+ * the surface too, and a tool/result message holds nothing but one tool-result block). Nested tool results are valid
+ * to any depth, so the walk keeps a stack instead of recursing; the order of the blocks is not kept.
+ */
+function leafBlocks(content: readonly ContentBlock[]): ContentBlock[] {
+  const out: ContentBlock[] = []
+  const stack: ContentBlock[] = [...content]
+  for (let b = stack.pop(); b !== undefined; b = stack.pop()) {
+    if (b.type === 'tool-result') for (const inner of (b as ToolResultBlock).content) stack.push(inner)
+    else out.push(b)
+  }
+  return out
+}
+
 /** INV-30: no compaction record on the surface; the raw summary text reaches the surface only inside its checkpoint. */
 const inv30: Check = {
   id: 'INV-30',
@@ -267,7 +282,7 @@ const inv30: Check = {
         if (summaries.size === 0 || summaryBefore(event, m) !== null) return // a checkpoint is judged by INV-18
         const message = deriveEventMessage(event)
         if (message === null) return
-        for (const b of message.content) {
+        for (const b of leafBlocks(message.content)) {
           const text = blockText(b)
           if (text === undefined || b.type !== 'text' || !samples.has(sampleKey(text))) continue
           const from = summaries.get(textKey(text))
