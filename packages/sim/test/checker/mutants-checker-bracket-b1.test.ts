@@ -8,9 +8,9 @@
  * - INV-14: a fold whose span differs from the summary's shadowedSeqs;
  * - INV-15: appended checkpoints, checkpoints without a summary right before them, after no open bracket,
  *   after another bracket's summary, or naming another compactionId;
- * - INV-16: the empty shadowedSeqs (left to the input stage), each end of shadowedRange, negative /
+ * - INV-16: the empty shadowedSeqs (left to the input stage), each end of shadowedRange,
  *   fractional / zero shadowedTokenCount, non-surface shadowedSeqs, the Σ P_fixed message, non-text and
- *   whitespace-only summaries;
+ *   whitespace-only summaries (a negative count is the input stage's, never INV-16's);
  * - INV-18: forbidden blocks, the first-block rule per dialect (messages, rc.8 structure), the length-2
  *   boundary, the closing block and the framed middle;
  * - INV-19: compaction events right after a crash-repair closer (interrupted turn/end, outcome-unknown

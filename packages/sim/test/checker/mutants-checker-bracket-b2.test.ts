@@ -5,7 +5,8 @@
  * §11.4 and §13.4/§13.5. It pins:
  * - the crash-repair closers (§11.4): an interrupted turn/end and an appended TOOL_OUTCOME_UNKNOWN result,
  *   followed by compaction/start or compaction/prune; not a completed turn/end, a plain result, a pruned
- *   (replaced) copy of an outcome-unknown result, a duplicate line, or the first line of a log;
+ *   (replaced) copy of an outcome-unknown result, another event type carrying such an error, a duplicate
+ *   line, or the first line of a log;
  * - the open bracket at the end of the log, excused only by a manifest crash at or after its start.
  */
 import type { RunManifest } from '@compaction-sim/core'
@@ -83,6 +84,13 @@ describe('INV-19: compaction events right after a crash-repair closer', () => {
     const r = await report(resultBeforeStart())
     expect(inv19(r)).toEqual([])
     expect(failures(r)).toEqual([])
+  })
+
+  it('only a tool/result is an outcome-unknown closer: a step/end #50 carrying an extra TOOL_OUTCOME_UNKNOWN error is none', async () => {
+    const e = appendixB()
+    at(e, 50).data['error'] = unknownOutcome
+    const r = await report(e)
+    expect(inv19(r)).toEqual([])
   })
 
   it('a pruned copy (replace of #12) of an outcome-unknown result is no closer', async () => {
