@@ -351,3 +351,77 @@ describe('INV-14 checkpoint correlation', () => {
     expect(messagesOf(r, 'INV-14')).toEqual(['sourceEventSeqs [] must be exactly [startSeq, summarySeq, ...shadowedSeqs] = [51, 54, 3, 10, 15, 23, 28, 37, 42]'])
   })
 })
+
+describe('INV-13 / INV-14 on unreadable, non-adjacent and foreign-summary lines', () => {
+  it('an unreadable user/message right after the summary is no checkpoint (no failure)', async () => {
+    const e = appendixB()
+    at(e, 55).data = {}
+    const r = await report(e)
+    expect(failuresOf(r, 'INV-13')).toEqual([])
+    expect(of(r, 'INV-13')).toEqual(['INV-13@55'])
+    expect(messagesOf(r, 'INV-13')).toEqual(['the event after compaction/summary #54 is user/message, not its checkpoint replacement'])
+  })
+
+  it('a tool/result replacement right after the summary is no checkpoint', async () => {
+    const e = appendixB()
+    const op = at(e, 55)['surfaceOp']
+    copyInto(e, 55, 15)
+    at(e, 55)['surfaceOp'] = op
+    const r = await report(e)
+    expect(of(r, 'INV-13')).toEqual(['INV-13@55'])
+  })
+
+  it('with FAULT-63 an unreadable compaction/end is skipped while awaiting the end (no failure)', async () => {
+    const e = noCheckpoint()
+    at(e, 56).data['compactionId'] = 7
+    const r = await report(e, manifestWith(FAULT_63))
+    expect(failuresOf(r, 'INV-13')).toEqual([])
+    expect(of(r, 'INV-13')).toEqual([])
+  })
+
+  it('with FAULT-63 a summary-error carrying an error field is still no compaction/end', async () => {
+    const e = noCheckpoint()
+    copyInto(e, 56, 52)
+    at(e, 56).data['error'] = { message: 'x' }
+    const r = await report(e, manifestWith(FAULT_63))
+    expect(of(r, 'INV-13')).toEqual(['INV-13@56'])
+  })
+
+  it('a tool/result replacement after a gap following the summary is not its replacement', async () => {
+    const e = appendixB().filter((x) => x.seq !== 55)
+    const op = at(e, 56)['surfaceOp'] ?? { op: 'replace', start: 3, end: 42 }
+    copyInto(e, 56, 15)
+    at(e, 56)['surfaceOp'] = op
+    const r = await report(e)
+    expect(of(r, 'INV-14')).toEqual([])
+  })
+
+  it('a one-line log holding a tool/result replacement (no previous line, no failure)', async () => {
+    const e = appendixB()
+    const one = [{ ...structuredClone(at(e, 15)), seq: 0 }]
+    const r = await report(one)
+    expect(failuresOf(r, 'INV-14')).toEqual([])
+    expect(of(r, 'INV-14')).toEqual([])
+  })
+
+  it('a checkpoint after a summary of another compactionId is not correlated with the open bracket', async () => {
+    const e = appendixB()
+    at(e, 54).data['compactionId'] = 'cmp-x'
+    source55(e)['compactionId'] = 'cmp-x'
+    const r = await report(e)
+    expect(of(r, 'INV-14')).toEqual([])
+  })
+
+  it('a system/message replacement (its message is the data itself) right after the summary (no failure)', async () => {
+    const e = appendixB()
+    const op = at(e, 55)['surfaceOp']
+    copyInto(e, 55, 2)
+    at(e, 55)['surfaceOp'] = op
+    const r = await report(e)
+    expect(failuresOf(r, 'INV-14')).toEqual([])
+    expect(of(r, 'INV-14')).toEqual(['INV-14@55'])
+    expect(messagesOf(r, 'INV-14')).toEqual([
+      "the replacement after compaction/summary #54 is stored as system/message: the checkpoint is one user/message with source {kind:'plugin', plugin:'compact'} (§1.4.4)",
+    ])
+  })
+})
