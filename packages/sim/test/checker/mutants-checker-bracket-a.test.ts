@@ -18,12 +18,11 @@
 import type { RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
 import { checkLog, type CheckReport } from '../../src/checker/run.ts'
-import { appendixB, reportOf } from './support.ts'
+import { appendixB, at, foreign, reportOf } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
 type Ev = Events[number]
 
-const at = (e: Events, seq: number): Ev => e.find((x) => x.seq === seq) as Ev
 
 async function report(events: readonly unknown[], manifest?: RunManifest): Promise<CheckReport> {
   return reportOf(await checkLog(events, manifest === undefined ? { dialect: 'seed' } : { dialect: 'seed', manifest }))
@@ -35,15 +34,6 @@ const of = (r: CheckReport, id: string): string[] => r.violations.filter((v) => 
 const messagesOf = (r: CheckReport, id: string): string[] => r.violations.filter((v) => v.id === id).map((v) => v.message)
 /** The internal failures of one check (a hook that threw). */
 const failuresOf = (r: CheckReport, id: string): unknown[] => r.internalErrors.filter((f) => f.id === id)
-
-/** Turns an event into an ignorable foreign record (keeps its seq). */
-function foreign(e: Ev): void {
-  e.type = 'x/note'
-  e.data = {}
-  e['ignorable'] = true
-  delete e['surfaceOp']
-  delete e['sourceEventSeqs']
-}
 
 /** Replaces the event at `seq` by a copy of the event at `from` (seq and time of the target kept). */
 function copyInto(events: Events, seq: number, from: number): void {

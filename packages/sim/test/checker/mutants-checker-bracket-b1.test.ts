@@ -20,12 +20,10 @@
 import type { Dialect, RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
 import { checkLog, type CheckReport } from '../../src/checker/run.ts'
-import { appendixB, renumber, reportOf } from './support.ts'
+import { appendixB, at, renumber, reportOf } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
-type Ev = Events[number]
 
-const at = (e: Events, seq: number): Ev => e.find((x) => x.seq === seq) as Ev
 const data = (e: Events, seq: number): Record<string, unknown> => at(e, seq).data
 const SEQS = '[3, 10, 15, 23, 28, 37, 42]'
 

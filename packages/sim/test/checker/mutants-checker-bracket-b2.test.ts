@@ -12,12 +12,11 @@
 import type { RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
 import { checkLog, type CheckReport } from '../../src/checker/run.ts'
-import { appendixB, renumber, reportOf } from './support.ts'
+import { appendixB, at, renumber, reportOf } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
 type Ev = Events[number]
 
-const at = (e: Events, seq: number): Ev => e.find((x) => x.seq === seq) as Ev
 
 async function report(events: readonly unknown[], manifest?: RunManifest): Promise<CheckReport> {
   return reportOf(await checkLog(events, manifest === undefined ? { dialect: 'seed' } : { dialect: 'seed', manifest }))

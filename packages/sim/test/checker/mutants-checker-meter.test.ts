@@ -16,7 +16,7 @@ import { ReferenceMeter } from '../../src/checker/meter.ts'
 import { CheckerModel } from '../../src/checker/model.ts'
 import { resolveRunInputs } from '../../src/checker/run-inputs.ts'
 import { checkLog } from '../../src/checker/run.ts'
-import { appendixB, reportOf } from './support.ts'
+import { appendixB, at, reportOf } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
 type Ev = Events[number]
@@ -38,7 +38,6 @@ function prefix(last: number, edit: (e: Events) => void = () => undefined): Even
   return e.filter((x) => x.seq <= last)
 }
 
-const at = (e: Events, seq: number): Ev => e.find((x) => x.seq === seq) as Ev
 /** The first image block of Appendix B's seq 28 (202 JSON characters: 55 tokens fixed, the route price else). */
 const image = (): Record<string, unknown> => structuredClone((at(appendixB(), 28).data['content'] as Array<Record<string, unknown>>)[1] as Record<string, unknown>)
 const ctx = (seq: number, data: Record<string, unknown>): Ev => ({ seq, time: 1700000009000 + seq, type: 'request/context', data } as Ev)

@@ -10,10 +10,9 @@
  * - INV-31: only successful pressure brackets of the window count (not failed, manual or foreign-id ends), only
  *   pressure brackets are bounded.
  */
-import type { Dialect, RunManifest } from '@compaction-sim/core'
+import type { RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
-import { checkLog } from '../../src/checker/run.ts'
-import { appendixB, reportOf } from './support.ts'
+import { appendixB, at, checkedReport, editedAppendixB, reportOf, violationLines } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
 type Ev = Events[number]
@@ -27,23 +26,11 @@ function manifest(compaction: RunManifest['compaction'], contextWindow: number |
   return { scenario: 'mutants-checker-policy-tail', compaction, routes: contextWindow === null ? [] : [{ ...route, contextWindow }], faults: [], ...extra }
 }
 
-async function check(events: readonly Ev[], m?: RunManifest, dialect: Dialect = 'seed'): Promise<Report> {
-  return reportOf(await checkLog([...events] as never, m === undefined ? { dialect } : { dialect, manifest: m }))
-}
-
-/** `id@seq: message` of one invariant's violations. */
-function of(r: Report, id: string): string[] {
-  return r.violations.filter((v) => v.id === id).map((v) => `${v.id}@${v.seq}: ${v.message}`)
-}
+const check = checkedReport
+const of = violationLines
 
 const cov = (r: Report, id: string) => r.coverage.find((c) => c.id === id)
-const at = (e: Events, seq: number): Ev => e.find((x) => x.seq === seq) as Ev
-/** Appendix B with `edit` applied. */
-function ab(edit: (e: Events) => void = () => undefined): Events {
-  const e = appendixB()
-  edit(e)
-  return e
-}
+const ab = editedAppendixB
 
 describe('INV-28: balanced span edges', () => {
   it('a span 15…42 starts between the call #10 and its result #15: the cut before it is reported', async () => {

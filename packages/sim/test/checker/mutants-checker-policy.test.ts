@@ -12,10 +12,9 @@
  *   calibrated tails, spans off the surface; INV-30: which types and blocks are looked at, near-copies of the
  *   summary text; INV-31: which brackets count as successes and which starts are bounded.
  */
-import type { Dialect, RunManifest } from '@compaction-sim/core'
+import type { RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
-import { checkLog } from '../../src/checker/run.ts'
-import { appendixB, reportOf } from './support.ts'
+import { appendixB, at, checkedReport, editedAppendixB, reportOf, violationLines } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
 type Ev = Events[number]
@@ -29,23 +28,11 @@ function manifest(compaction: RunManifest['compaction'], contextWindow: number |
   return { scenario: 'mutants-checker-policy', compaction, routes: contextWindow === null ? [] : [{ ...route, contextWindow }], faults: [], ...extra }
 }
 
-async function check(events: readonly Ev[], m?: RunManifest, dialect: Dialect = 'seed'): Promise<Report> {
-  return reportOf(await checkLog([...events] as never, m === undefined ? { dialect } : { dialect, manifest: m }))
-}
-
-/** `id@seq: message` of one invariant's violations. */
-function of(r: Report, id: string): string[] {
-  return r.violations.filter((v) => v.id === id).map((v) => `${v.id}@${v.seq}: ${v.message}`)
-}
+const check = checkedReport
+const of = violationLines
 
 const cov = (r: Report, id: string) => r.coverage.find((c) => c.id === id)
-const at = (e: Events, seq: number): Ev => e.find((x) => x.seq === seq) as Ev
-/** Appendix B with `edit` applied. */
-function ab(edit: (e: Events) => void = () => undefined): Events {
-  const e = appendixB()
-  edit(e)
-  return e
-}
+const ab = editedAppendixB
 
 describe('INV-25: figures that cannot be judged, or are judged another way', () => {
   it('a prune in a pre-step window without a routed target (header #4 names no provider) is reported with its reason', async () => {

@@ -18,7 +18,7 @@
 import type { Dialect, RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
 import { checkLog, type CheckReport } from '../../src/checker/run.ts'
-import { appendixB, renumber, reportOf } from './support.ts'
+import { appendixB, at, foreign, renumber, reportOf } from './support.ts'
 
 type Events = ReturnType<typeof appendixB>
 type Ev = Events[number]
@@ -26,7 +26,6 @@ type Ev = Events[number]
 /** The seed dialect's prune marker (§5.1), written out: 43 code points. */
 const MARKER = '\n\n[... middle of tool result omitted ...]\n\n'
 
-const at = (e: Events, seq: number): Ev => e.find((x) => x.seq === seq) as Ev
 
 async function report(events: readonly unknown[], dialect: Dialect = 'seed', manifest?: RunManifest): Promise<CheckReport> {
   return reportOf(await checkLog(events, manifest === undefined ? { dialect } : { dialect, manifest }))
@@ -48,15 +47,6 @@ function resultBlock(events: Events, seq: number): Record<string, unknown> {
 /** Sets the inner content of the tool result at `seq`. */
 function setInner(events: Events, seq: number, blocks: unknown[]): void {
   resultBlock(events, seq)['content'] = blocks
-}
-
-/** Turns an event into an ignorable foreign record (keeps its seq). */
-function foreign(e: Ev): void {
-  e.type = 'x/note'
-  e.data = {}
-  e['ignorable'] = true
-  delete e['surfaceOp']
-  delete e['sourceEventSeqs']
 }
 
 const prune = (seq: number, node: number, count: number): Ev => ({

@@ -2,7 +2,8 @@
  * Test helpers for the checker: the Appendix B events as mutable clones, and small assertions on results.
  */
 import { appendixBEvents } from '@compaction-sim/fixtures'
-import type { CheckResult, CheckReport } from '../../src/checker/run.ts'
+import type { Dialect, RunManifest } from '@compaction-sim/core'
+import { checkLog, type CheckResult, type CheckReport } from '../../src/checker/run.ts'
 import type { CheckId } from '../../src/checker/types.ts'
 
 /** A mutable deep copy of the Appendix B events (seq 0 … 66). */
@@ -30,4 +31,36 @@ export function idsOf(result: CheckResult): CheckId[] {
 export function renumber<T extends { seq: number }>(events: T[]): T[] {
   events.forEach((e, i) => { e.seq = i })
   return events
+}
+
+/** One Appendix B event (a mutable clone). */
+export type AppendixEvent = ReturnType<typeof appendixB>[number]
+
+/** The event of `events` with `seq` (seqs need not equal indexes after an insertion). */
+export const at = (events: readonly AppendixEvent[], seq: number): AppendixEvent => events.find((x) => x.seq === seq) as AppendixEvent
+
+/** Turns an event into an ignorable foreign record (keeps its seq). */
+export function foreign(e: AppendixEvent): void {
+  e.type = 'x/note'
+  e.data = {}
+  e['ignorable'] = true
+  delete e['surfaceOp']
+  delete e['sourceEventSeqs']
+}
+
+/** Appendix B with `edit` applied. */
+export function editedAppendixB(edit: (e: AppendixEvent[]) => void = () => undefined): AppendixEvent[] {
+  const e = appendixB()
+  edit(e)
+  return e
+}
+
+/** The report of `events` checked in `dialect` (seed by default), with `manifest` when given. */
+export async function checkedReport(events: readonly AppendixEvent[], manifest?: RunManifest, dialect: Dialect = 'seed'): Promise<CheckReport> {
+  return reportOf(await checkLog([...events] as never, manifest === undefined ? { dialect } : { dialect, manifest }))
+}
+
+/** `id@seq: message` of one invariant's violations. */
+export function violationLines(r: CheckReport, id: string): string[] {
+  return r.violations.filter((v) => v.id === id).map((v) => `${v.id}@${v.seq}: ${v.message}`)
 }
