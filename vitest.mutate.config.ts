@@ -6,6 +6,7 @@
  */
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+import { BaseSequencer, type TestSpecification } from 'vitest/node'
 import { SOURCE_CONDITIONS } from './vitest.conditions.ts'
 // @ts-expect-error -- a plain ESM helper shared with stryker.config.mjs; it carries JSDoc types only
 import { selected } from './scripts/mutation-scope.mjs'
@@ -20,6 +21,19 @@ const alias = [
   { find: /^@compaction-sim\/core$/, replacement: fileURLToPath(new URL('./packages/core/src/index.ts', import.meta.url)) },
   { find: /^@compaction-sim\/fixtures$/, replacement: fileURLToPath(new URL('./packages/fixtures/src/index.ts', import.meta.url)) },
 ]
+
+/**
+ * Vitest's own order (files that failed last first, then the slowest), with the property files moved to the
+ * end. A mutant stops at its first failing test (Stryker's bail), and a property file is the slowest way to
+ * find one: run first, it made every mutant a unit test would have caught wait for it.
+ */
+class PropertyFilesLast extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files)
+    const isProperty = (file: TestSpecification): boolean => file.moduleId.endsWith('.property.test.ts')
+    return [...sorted.filter((f) => !isProperty(f)), ...sorted.filter(isProperty)]
+  }
+}
 
 /** One vitest project per package that has tests in scope. */
 function project(name: 'core' | 'sim', globs: string[]) {
@@ -40,6 +54,7 @@ const sim = selected('sim') as string[]
 
 export default defineConfig({
   test: {
+    sequence: { sequencer: PropertyFilesLast },
     projects: [...(core.length > 0 ? [project('core', core)] : []), ...(sim.length > 0 ? [project('sim', sim)] : [])],
   },
 })
