@@ -170,6 +170,11 @@ describe('INV-40: where a summary-error may occur', () => {
     expect(await inv40(e)).toEqual(['INV-40@52: compaction/summary-error outside its open bracket'])
   })
 
+  it('a summary-error naming another compactionId than the open bracket\'s is reported as outside it', async () => {
+    const e = editedAppendixB((x) => { at(x, 52).data['compactionId'] = 'cmp-9c1d' })
+    expect(await inv40(e)).toEqual(['INV-40@52: compaction/summary-error outside its open bracket'])
+  })
+
   it('a summary-error after the bracket\'s summary is reported (and the end without error after it)', async () => {
     // A copy of #52 inserted after summary #54: new #55; the checkpoint is then #56, the end #57.
     const e = withCopies(54, [52])
