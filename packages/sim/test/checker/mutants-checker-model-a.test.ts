@@ -181,6 +181,7 @@ describe('tool results: only an appended one answers a call (INV-09 repair rule)
     const e = appendixB().filter((x) => x.seq <= 65)
     const replacement = structuredClone(at(e, 49))
     messageOf(e, 49).source['callId'] = 'call_x'
+    ;(messageOf(e, 49).content[0] as Record<string, unknown>)['toolCallId'] = 'call_x'
     replacement.seq = 66
     replacement['surfaceOp'] = { op: 'replace', start: 49, end: 49 }
     replacement['sourceEventSeqs'] = [49]
@@ -188,7 +189,8 @@ describe('tool results: only an appended one answers a call (INV-09 repair rule)
     e.push({ seq: 67, time: 1700000000600, type: 'turn/end', data: { turn: 3, reason: { kind: 'interrupted' } } } as AppendixEvent)
     e.push({ seq: 68, time: 1700000000601, type: 'session/end-seed', data: {} } as AppendixEvent)
     const r = await checkedReport(e)
-    expect(violationLines(r, 'INV-09').filter((l) => l.startsWith('INV-09@67'))).toEqual([
+    expect(violationLines(r, 'INV-09')).toEqual([
+      'INV-09@49: tool/result answers call call_x, which is not a pending tool/call of step 3.1',
       `INV-09@67: the crash-repair run closes turn 3 leaving 1 tool call(s) unanswered: call_2 (step 1, tool/call #48); ${REPAIR_RULE}`,
     ])
   })
