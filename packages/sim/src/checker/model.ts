@@ -15,7 +15,7 @@
 import {
   assertNever, deriveNodeMessages, harnessReadOnlyPath, isSurfaceType, resolveCompactSpec, resolveTargetPolicy, SessionState, TargetPressureConfigError,
   type CompactSpec, type DerivedMessage, type DeriveSource, type Dialect, type EpochHeader, type LlmFailure, type LogEvent,
-  type ReplaceOp, type RouteTarget, type SessionEvent, type StreamChunk, type SurfaceOp, type SurfaceView, type TargetPolicy, type TextOffloadMarks,
+  type RouteTarget, type SessionEvent, type StreamChunk, type SurfaceOp, type SurfaceView, type TargetPolicy, type TextOffloadMarks,
 } from '@compaction-sim/core'
 import { CapacityEvidenceModel } from './hardened-capacity.ts'
 import { LiveEvents } from './live-events.ts'
@@ -78,20 +78,6 @@ export interface BracketState {
   summaries: number
 }
 
-/** What the last folded replacement did (for `after` hooks). */
-export interface ReplaceFacts {
-  readonly op: ReplaceOp
-  /** False when the span did not resolve on the surface (the event was folded as nothing). */
-  readonly applied: boolean
-  /** Positions of the span before the replacement. */
-  readonly startPosition: number
-  readonly endPosition: number
-  /** The nodes the fold shadowed, in position order. */
-  readonly shadowed: readonly number[]
-  /** Whether position 0 held the system head before the replacement. */
-  readonly headBefore: boolean
-}
-
 /** A positional span resolved on the current surface, or why it does not resolve (§1.5.1). */
 export type SpanResolution =
   | { readonly ok: true; readonly startPosition: number; readonly endPosition: number; readonly seqs: readonly number[] }
@@ -123,8 +109,6 @@ export class CheckerModel implements MeterSource, DeriveSource {
   lifecycle = 0
   /** `request/header`s written in the current lifecycle. */
   headersThisLifecycle = 0
-  /** Whether any `request/header` has been folded. */
-  anyHeader = false
   /** The last conversation dispatch (first chunk of an attempt) in this lifecycle, with the series epoch then. */
   lastDispatch: { seq: number; epoch: number } | null = null
   /** Calls requested by assistant messages of the open turn and not yet answered: id → step, `tool/call` seq. */
@@ -134,16 +118,13 @@ export class CheckerModel implements MeterSource, DeriveSource {
   readonly endedIds = new Set<string>()
   /** The previous line (folded or not), for adjacency rules (INV-13, INV-20, INV-37). */
   prevItem: FoldItem | null = null
-  /** Facts about the replacement folded last; null after any other event. */
-  lastReplace: ReplaceFacts | null = null
   /**
    * Where a restore resumed the log without appending `session/end-seed` (§11.4), or null: an `interrupted`
    * `turn/end` (only crash repair writes one) or the event right after a manifest crash, when no end-seed
    * follows. Cleared at the next end-seed.
    */
   unsealedRestore: number | null = null
-  /** Number of folded events; highest folded seq. */
-  foldedCount = 0
+  /** Highest folded seq. */
   lastSeq = -1
 
   constructor(
@@ -233,14 +214,11 @@ export class CheckerModel implements MeterSource, DeriveSource {
 
   /** Notes a line that is not folded (opaque or duplicate). */
   skip(item: FoldItem): void {
-    this.lastReplace = null
     this.prevItem = item
   }
 
   /** Folds one validated event (the item's `event`, not a duplicate). */
   fold(item: FoldItem, e: LogEvent): void {
-    this.lastReplace = null
-    this.foldedCount++
     this.lastSeq = Math.max(this.lastSeq, e.seq)
     const op = 'surfaceOp' in e ? (e.surfaceOp as SurfaceOp | undefined) : undefined
     if (op !== undefined && isSurfaceType(e.type, this.dialect)) this.foldSurface(e, op)
@@ -261,16 +239,13 @@ export class CheckerModel implements MeterSource, DeriveSource {
     } else {
       const span = this.span(op.start, op.end)
       if (!span.ok) {
-        this.lastReplace = { op, applied: false, startPosition: -1, endPosition: -1, shadowed: [], headBefore: this.headCount() === 1 }
         this.meter.markTaint(e.seq, `replacement ${op.start}…${op.end} is not on the surface`)
         return
       }
-      const headBefore = this.headCount() === 1
       this.live.set(e.seq, e)
       this.state.apply(e)
       this.meter.onReplace(e.seq, span.seqs)
       for (const s of span.seqs) this.live.delete(s)
-      this.lastReplace = { op, applied: true, startPosition: span.startPosition, endPosition: span.endPosition, shadowed: span.seqs, headBefore }
     }
     const ev = e as SessionEvent
     if (ev.type === 'assistant/message') this.onAssistantMessage(ev)
@@ -338,7 +313,6 @@ export class CheckerModel implements MeterSource, DeriveSource {
       }
       case 'request/header':
         this.headersThisLifecycle++
-        this.anyHeader = true
         this.meter.onRoute(this.header, this.state.routeContext?.data)
         return
       case 'request/context':
