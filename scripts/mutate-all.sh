@@ -5,7 +5,7 @@
 # `stryker run`. Commit reports/mutation/{state,modules}/ after it; scripts/mutation-survivors.mjs sums them up.
 set -u
 cd "$(dirname "$0")/.."
-for m in ${MUTATE_ORDER:-policy range prune meter compaction checker-meter checker-policy checker-offload checker-surface checker-bracket checker-model checker-input checker-run}; do
+for m in ${MUTATE_ORDER:-policy range prune meter compaction checker-meter checker-policy checker-offload checker-surface checker-bracket checker-model checker-input checker-hardened checker-run}; do
   echo "== $m $(date -u +%H:%M:%S)"
   MUTATE_MODULES=$m pnpm --silent mutate "$@" > "reports/mutation/run-$m.log" 2>&1
   echo "== $m done rc=$? $(date -u +%H:%M:%S)"
