@@ -416,7 +416,8 @@ function repairPayload(type: string, field: string, dialect: Dialect, data: Reco
       data['shadowedSeqs'] = [0]
       return 'INV-16'
     }
-    if (field === 'data.rawOutput' && data['llmStreamCall'] === true) {
+    // Only a missing rawOutput breaks the stream-call rule; a malformed one is a shape error (INV-02) either way.
+    if (field === 'data.rawOutput' && data['llmStreamCall'] === true && !Object.hasOwn(data, 'rawOutput')) {
       delete data['llmStreamCall']
       return 'INV-16'
     }

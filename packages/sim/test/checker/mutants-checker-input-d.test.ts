@@ -7,7 +7,7 @@
  * message is the validator's reason plus ` (field …)`; every expectation is written out by hand. It pins:
  * - INV-10: an empty `sourceCommandId` on a bracket event is repaired (like an empty `compactionId`);
  * - INV-16: an empty `shadowedSeqs` (only an array that is empty: a non-array is INV-02), `llmStreamCall`
- *   without `rawOutput` (only then: a malformed `rawOutput` is INV-02), a non-text summary block (any index,
+ *   without `rawOutput` (only then: a malformed `rawOutput` is INV-02, once, with or without `llmStreamCall`), a non-text summary block (any index,
  *   two digits included; a field that merely ends like one is not a block), and that each repair is applied
  *   once so the next rule is judged;
  * - INV-20: a prune whose `shadowedSeqs` is an array of the wrong length (not a non-array, not a broken
@@ -69,6 +69,17 @@ describe('INV-16: the summary record', () => {
     })
     expect(await linesAt(e, 54)).toEqual([
       'INV-02@54: expected an array, got the string "x" (field data.rawOutput)',
+    ])
+  })
+
+  it('a malformed rawOutput on a stream call is INV-02 once, not also INV-16 (only a missing rawOutput is INV-16)', async () => {
+    const malformed = editedAppendixB((x) => { at(x, 54).data['rawOutput'] = 'x' }) // #54 has llmStreamCall: true
+    expect(await linesAt(malformed, 54)).toEqual([
+      'INV-02@54: expected an array, got the string "x" (field data.rawOutput)',
+    ])
+    const missing = editedAppendixB((x) => { delete at(x, 54).data['rawOutput'] })
+    expect(await linesAt(missing, 54)).toEqual([
+      'INV-16@54: expected rawOutput when llmStreamCall is true (§1.4.15) (field data.rawOutput)',
     ])
   })
 
