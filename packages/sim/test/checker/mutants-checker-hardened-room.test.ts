@@ -15,6 +15,7 @@ import { Seq, type LogEvent, type RunManifest } from '@compaction-sim/core'
 import { LogBuilder } from '@compaction-sim/fixtures'
 import { describe, expect, it } from 'vitest'
 import { checkLog, type CheckOptions } from '../../src/checker/run.ts'
+import type { WorldRecord } from '../../src/provider/world-record.ts'
 import { reportOf, violationLines } from './support.ts'
 
 const ROUTE = { provider: 'mock', model: 'mock-1k', contextWindow: 1000 }
@@ -48,7 +49,7 @@ const room = (maxTokens: number | undefined, r: Data | undefined) => (d: Data): 
   else d['summaryRoom'] = r
 }
 
-function world(maxOutputTokens: number | null, model = 'mock-1k'): CheckOptions['world'] {
+function world(maxOutputTokens: number | null, model = 'mock-1k'): WorldRecord {
   return {
     schemaVersion: 1, kind: 'compaction-sim/world-record', wire: 'openai', captureOffset: 0, logOffset: 0,
     routes: [{ model, wire: 'openai', contextWindow: 1000, maxOutputTokens, imageTokens: null, usage: 'reported', prices: { id: 'p', input: 1, cacheRead: 0, output: 1 } }],
