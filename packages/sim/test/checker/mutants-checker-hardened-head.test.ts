@@ -79,6 +79,13 @@ describe('HARD-7 — head refresh, mutant boundaries', () => {
     ])
   })
 
+  it('a span that ends at the head but starts elsewhere is no refresh', async () => {
+    const events = await edited((at) => { at(27).surfaceOp = { op: 'replace', start: 3, end: 15 } })
+    expect(await lines(events, 'HARD-7')).toEqual([
+      'HARD-7@27: a system/message replaces 3…15 citing [15]: the head refresh replaces exactly the head #15 and cites [15]',
+    ])
+  })
+
   it('a replacement of another node that cites the head is no refresh', async () => {
     const events = await edited((at) => { at(27).surfaceOp = { op: 'replace', start: 16, end: 16 } })
     expect(await lines(events, 'HARD-7')).toEqual([
