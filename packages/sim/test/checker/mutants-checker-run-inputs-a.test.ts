@@ -166,6 +166,11 @@ describe('validateManifest: each §1.1 field rule names its field', () => {
     expect(await bad({ routes: { provider: 'p', model: 'm' } })).toBe(fieldError(MANIFEST_FILE, 'routes', 'an array'))
     expect(await bad({ routes: [{ provider: 'p', model: 'm' }, { provider: 'p', model: 7 }] }))
       .toBe(fieldError(MANIFEST_FILE, 'routes[1]', '{provider, model, contextWindow?, imageTokens?}'))
+    // A route that is not an object (null would throw on a field read) and one whose provider is not a string.
+    expect(await bad({ routes: [{ provider: 'p', model: 'm' }, null] }))
+      .toBe(fieldError(MANIFEST_FILE, 'routes[1]', '{provider, model, contextWindow?, imageTokens?}'))
+    expect(await bad({ routes: [{ provider: 'p', model: 'm' }, { provider: 7, model: 'm' }] }))
+      .toBe(fieldError(MANIFEST_FILE, 'routes[1]', '{provider, model, contextWindow?, imageTokens?}'))
   })
 
   it('a route contextWindow must be a positive integer', async () => {
