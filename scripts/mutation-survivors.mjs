@@ -4,11 +4,12 @@
  * report in `reports/mutation/modules/` (or the report files given as arguments): one line per mutant with
  * `file:line:column`, the mutator and the replacement. Checker files count under their chunk
  * (`scripts/mutation-scope.mjs`). A source file in several reports counts once, from the newest report.
+ * A group (`checker`) gets a row of its own, the sum of its chunks, naming any chunk not scored yet.
  * Exit 0, or 2 when there is no report to read; it only reads.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { MODULES } from './mutation-scope.mjs'
+import { GROUPS, MODULES } from './mutation-scope.mjs'
 
 const DIR = 'reports/mutation/modules'
 /** @type {string[]} */
@@ -55,7 +56,16 @@ for (const [path, { source, mutants }] of Object.entries(report.files)) {
   }
 }
 console.log('module           killed timeout survived no-cov ignored  score(covered)')
-for (const [name, c] of [...perModule].sort()) {
+/** @type {Array<[string, Record<string, number>, string]>} */
+const rows = [...perModule].sort().map(([name, c]) => [name, c, ''])
+for (const [group, names] of Object.entries(GROUPS)) {
+  /** @type {Record<string, number>} */
+  const sum = {}
+  for (const name of names) for (const [status, n] of Object.entries(perModule.get(name) ?? {})) sum[status] = (sum[status] ?? 0) + n
+  const missing = names.filter((name) => !perModule.has(name))
+  rows.push([`${group} (sum)`, sum, missing.length === 0 ? '' : `  not scored: ${missing.join(', ')}`])
+}
+for (const [name, c, note] of rows) {
   const killed = c['Killed'] ?? 0
   const timeout = c['Timeout'] ?? 0
   const survived = c['Survived'] ?? 0
@@ -63,6 +73,6 @@ for (const [name, c] of [...perModule].sort()) {
   const detected = killed + timeout
   const score = (100 * detected) / Math.max(1, detected + survived + noCov)
   const covered = (100 * detected) / Math.max(1, detected + survived)
-  console.log(`${name.padEnd(16)} ${String(killed).padStart(6)} ${String(timeout).padStart(7)} ${String(survived).padStart(8)} ${String(noCov).padStart(6)} ${String(c['Ignored'] ?? 0).padStart(7)}  ${score.toFixed(2)}% (${covered.toFixed(2)}%)`)
+  console.log(`${name.padEnd(16)} ${String(killed).padStart(6)} ${String(timeout).padStart(7)} ${String(survived).padStart(8)} ${String(noCov).padStart(6)} ${String(c['Ignored'] ?? 0).padStart(7)}  ${score.toFixed(2)}% (${covered.toFixed(2)}%)${note}`)
 }
 for (const l of lines) console.log(l)
