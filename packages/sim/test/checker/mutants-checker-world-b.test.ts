@@ -185,4 +185,28 @@ describe('WORLD-03 messages', () => {
       'WORLD-03@20: world request #1 (conversation, mock-vision) answered IMAGE_OFFLOAD_REQUIRED (HTTP 400) demanding offloadImages 1 of 2 images; its retry, world request #2, carries 1 images (1 removed), not the oldest ones',
     ])
   })
+
+  it('a retry carrying no images after a demand for one counts every image of the rejected request as removed', async () => {
+    const run = get('offload')
+    const demand = run.world.requests.find((r) => r.failureClass === 'IMAGE_OFFLOAD_REQUIRED')
+    const retry = run.world.requests[(demand?.index ?? 0) + 1]
+    if (demand === undefined || retry === undefined) throw new Error('no retry after the offload demand')
+    retry.images = []
+    expect(await judge(run)).toEqual([
+      'WORLD-03@20: world request #1 (conversation, mock-vision) answered IMAGE_OFFLOAD_REQUIRED (HTTP 400) demanding offloadImages 1 of 2 images; its retry, world request #2, carries 0 images (2 removed), expected 1',
+    ])
+  })
+})
+
+describe('WORLD-02 applicability', () => {
+  it('without a world record a declared capacity fault still leaves WORLD-02 not evaluated; with one and no fault it is evaluated', async () => {
+    const run = get('pressure')
+    expect((await coverageOf(run, { requests: true, world: true })).filter((c) => c.startsWith('WORLD-02'))).toEqual(['WORLD-02 evaluated: '])
+    const manifest = JSON.parse(await readFile(run.manifest as string, 'utf8')) as RunManifest
+    manifest.faults.push({ id: 'switch', kind: 'FAULT-44', target: 'conversation', when: { occurrence: 1 } } as RunManifest['faults'][number])
+    run.manifest = manifest
+    expect((await coverageOf(run, { requests: true, world: false })).filter((c) => c.startsWith('WORLD-02'))).toEqual([
+      'WORLD-02 not-evaluated: no world record (sim run writes <slug>.world.json; pass sim check --world)',
+    ])
+  })
 })
