@@ -8,10 +8,9 @@ import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CapturedRequest, RunManifest } from '@compaction-sim/core'
-import { checkLog, type CheckReport } from '../../src/checker/run.ts'
+import { checkLog } from '../../src/checker/run.ts'
 import type { WorldRecord } from '../../src/provider/world-record.ts'
 import { runScenario } from '../../src/run/run-scenario.ts'
-import { validateWorldRecord } from '../../src/world/record-file.ts'
 import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
 
 type RawEvent = { seq: number; type: string; data: Record<string, unknown>; [k: string]: unknown }
@@ -63,12 +62,6 @@ async function judge(run: Run): Promise<string[]> {
   if (result.kind !== 'report') throw result.error
   expect(result.internalErrors).toEqual([])
   return result.violations.filter((v) => v.id.startsWith('WORLD-')).map((v) => `${v.id}@${v.seq}: ${v.message}`)
-}
-
-async function report(run: Run): Promise<CheckReport> {
-  const result = await checkLog(run.events, { dialect: 'seed', manifest: run.manifest, requests: run.requests, world: run.world })
-  if (result.kind !== 'report') throw result.error
-  return result
 }
 
 const firstOf = (run: Run, type: string, from = 0): RawEvent => {
