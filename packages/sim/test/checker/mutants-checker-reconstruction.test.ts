@@ -2,6 +2,8 @@
  * Pins of the §12.7 request-reconstruction checks (INV-41 header canonical form) found by mutation testing:
  * - INV-41 reports a header carrying an empty tools list, adapterDefaults without a true marker, and (rc.8
  *   only) an empty system, each with its exact message; a header with one true marker is canonical.
+ * - coverage: INV-42 is not-applicable with its reason in rc.8; INV-43/INV-44 are not-evaluated with their
+ *   reason without a capture.
  */
 import { describe, expect, it } from 'vitest'
 import { checkedReport, editedAppendixB, type AppendixEvent } from './support.ts'
@@ -46,5 +48,16 @@ describe('INV-41 header canonical form', () => {
     const r = await checkedReport(everyHeader((h) => { h['system'] = '' }))
     expect(lines(r).filter((l) => l.startsWith('INV-41@'))).toEqual([4, 17, 31, 58].map((s) => `INV-41@${s}: the seed dialect has no header.system (system text lives in system/message, §1.4.5, D-02) (field data.header.system)`))
     expect(r.internalErrors).toEqual([])
+  })
+})
+
+describe('reconstruction applicability', () => {
+  it('INV-42 is not-applicable in rc.8 (no series records) and INV-43/INV-44 not-evaluated without a capture', async () => {
+    const rc8 = await checkedReport(editedAppendixB(), undefined, 'dsh-0.1.0-rc.8')
+    expect(rc8.coverage.find((c) => c.id === 'INV-42')).toEqual({ id: 'INV-42', status: 'not-applicable', reason: 'the rc.8 dialect has no series records (§14.1)', skipped: 0 })
+    const seed = await checkedReport(editedAppendixB())
+    for (const id of ['INV-43', 'INV-44']) {
+      expect(seed.coverage.find((c) => c.id === id)).toEqual({ id, status: 'not-evaluated', reason: 'no request capture given (--requests)', skipped: 0 })
+    }
   })
 })
