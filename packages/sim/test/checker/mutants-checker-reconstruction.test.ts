@@ -4,9 +4,10 @@
  *   only) an empty system, each with its exact message; a header with one true marker is canonical.
  * - coverage: INV-42 is not-applicable with its reason in rc.8; INV-43/INV-44 are not-evaluated with their
  *   reason without a capture.
+ * - INV-42: a dispatch after a series boundary with no header recording it, with its exact message.
  */
 import { describe, expect, it } from 'vitest'
-import { checkedReport, editedAppendixB, type AppendixEvent } from './support.ts'
+import { at, checkedReport, editedAppendixB, foreign, violationLines, type AppendixEvent } from './support.ts'
 
 /** Appendix B with `set` applied to the header of every request/header (seq 4, 17, 31, 58). */
 function everyHeader(set: (h: Record<string, unknown>) => void): AppendixEvent[] {
@@ -59,5 +60,13 @@ describe('reconstruction applicability', () => {
     for (const id of ['INV-43', 'INV-44']) {
       expect(seed.coverage.find((c) => c.id === id)).toEqual({ id, status: 'not-evaluated', reason: 'no request capture given (--requests)', skipped: 0 })
     }
+  })
+})
+
+describe('INV-42 series boundary before dispatch', () => {
+  it('a dispatch after the epoch advanced, with the recording header removed, is reported with both epochs', async () => {
+    const r = await checkedReport(editedAppendixB((e) => { foreign(at(e, 17)) }))
+    expect(violationLines(r, 'INV-42')).toEqual(['INV-42@18: dispatch after a series boundary (epoch 0 at dispatch #6, 1 now) without a request/header recording it'])
+    expect(r.internalErrors).toEqual([])
   })
 })
