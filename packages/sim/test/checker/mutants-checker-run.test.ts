@@ -148,10 +148,12 @@ describe('internal failures', () => {
   })
 
   it('a non-Error failure is reported by its string form', async () => {
-    function* throwing(): Generator<unknown> {
-      throw 'plain' as unknown as Error
+    const throwing: Iterable<unknown> = {
+      [Symbol.iterator]: () => {
+        throw 'plain' as unknown as Error
+      },
     }
-    const result = await checkLog(throwing(), { dialect: 'seed' })
+    const result = await checkLog(throwing, { dialect: 'seed' })
     expect(result).toEqual({ ...empty, internalErrors: [{ id: 'model', message: 'plain' }] })
   })
 })
