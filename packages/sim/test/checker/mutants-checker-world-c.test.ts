@@ -103,7 +103,7 @@ describe('WORLD-04: what is judged', () => {
 
   it('a compaction/summary without llmStreamCall is not judged', async () => {
     const events = appendixB()
-    ;(events[54] as AppendixEvent).data['llmStreamCall'] = false
+    delete (events[54] as AppendixEvent).data['llmStreamCall']
     expect(await four(events, [cap(0, 'compaction', 54, 'error')], world([failed(0)]))).toEqual([])
   })
 
