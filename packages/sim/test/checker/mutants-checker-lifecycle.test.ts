@@ -41,6 +41,33 @@ describe('INV-46: every event of a pressure bracket lies in its window', () => {
       `INV-46@56: user/message of the pressure bracket cmp-7f3a (#51) lies outside any pre-step or overflow window, ${WINDOW_TAIL}`,
     ])
   })
+  it('INV-46: a plain user message in the bracket after the next step/start is no event of the bracket', async () => {
+    // step/start #57 moved to #55 and a copy of the plain user message #42 put at #56: checkpoint #57, end #58.
+    const events = editedAppendixB((e) => {
+      const [step] = e.splice(57, 1)
+      e.splice(55, 0, step as Events[number], structuredClone(e[42] as Events[number]))
+      renumber(e)
+    })
+    expect(await lines(events, 'INV-46')).toEqual([
+      `INV-46@57: user/message of the pressure bracket cmp-7f3a (#51) lies outside any pre-step or overflow window, ${WINDOW_TAIL}`,
+    ])
+  })
+
+  it('INV-46: another bracket\'s checkpoint or summary after the next step/start is left to INV-10', async () => {
+    for (const copied of [55, 54]) {
+      const events = editedAppendixB((e) => {
+        const [step] = e.splice(57, 1)
+        const other = structuredClone(e[copied] as Events[number])
+        if (copied === 55) ((other.data['source'] as Record<string, unknown>)['compactionId']) = 'cmp-other'
+        else other.data['compactionId'] = 'cmp-other'
+        e.splice(55, 0, step as Events[number], other)
+        renumber(e)
+      })
+      expect(await lines(events, 'INV-46')).toEqual([
+        `INV-46@57: user/message of the pressure bracket cmp-7f3a (#51) lies outside any pre-step or overflow window, ${WINDOW_TAIL}`,
+      ])
+    }
+  })
 })
 
 describe('INV-46: prunes run in pre-step or overflow windows', () => {
@@ -66,6 +93,13 @@ describe('INV-46: placement of a bracket at its start', () => {
     // step/start #57 moved to #51: the bracket starts at #52.
     const found = await lines(moved(57, 51), 'INV-46')
     expect(found[0]).toBe('INV-46@52: an automatic bracket owned by turn 3 outside any pre-step or overflow window')
+  })
+
+  it('INV-46: an automatic bracket started between turns is reported with the no-turn note', async () => {
+    // The bracket #51 … #56 moved before turn/start #40: start #40 … end #45, turn/start #46.
+    const events = editedAppendixB((e) => { e.splice(40, 0, ...e.splice(51, 6)); renumber(e) })
+    const found = await lines(events, 'INV-46')
+    expect(found[0]).toBe('INV-46@40: an automatic bracket owned by turn 3 outside any pre-step or overflow window (no turn is open)')
   })
 
   it('INV-46: an explicit-region bracket in its owning turn is clean', async () => {
