@@ -23,6 +23,9 @@ const MANIFEST: RunManifest = {
   routes: [{ provider: 'mock', model: 'mock-4k', contextWindow: 4000, imageTokens: 85 }], faults: [],
 }
 
+/** The manifest field naming #51 as an explicit-region start (seqs are branded numbers). */
+const EXPLICIT_51 = [51] as unknown as NonNullable<RunManifest['explicitRegionStarts']>
+
 /** `id@seq: message` lines of `id` for `events`, after asserting no check threw. */
 async function lines(events: Events, id: string, manifest?: RunManifest): Promise<string[]> {
   const r = await checkedReport(events, manifest)
@@ -103,19 +106,19 @@ describe('INV-46: placement of a bracket at its start', () => {
   })
 
   it('INV-46: an explicit-region bracket in its owning turn is clean', async () => {
-    expect(await lines(appendixB(), 'INV-46', { ...MANIFEST, explicitRegionStarts: [51] })).toEqual([])
+    expect(await lines(appendixB(), 'INV-46', { ...MANIFEST, explicitRegionStarts: EXPLICIT_51 })).toEqual([])
   })
 
   it('INV-46: an explicit-region bracket owned by no turn is reported', async () => {
     const events = editedAppendixB((e) => { (e[51] as Events[number]).data['turn'] = null })
-    expect(await lines(events, 'INV-46', { ...MANIFEST, explicitRegionStarts: [51] })).toEqual([
+    expect(await lines(events, 'INV-46', { ...MANIFEST, explicitRegionStarts: EXPLICIT_51 })).toEqual([
       'INV-46@51: an explicit-region bracket owned by no turn while turn 3 is open',
     ])
   })
 
   it('INV-46: an explicit-region bracket owned by another turn is reported', async () => {
     const events = editedAppendixB((e) => { (e[51] as Events[number]).data['turn'] = 2 })
-    expect(await lines(events, 'INV-46', { ...MANIFEST, explicitRegionStarts: [51] })).toEqual([
+    expect(await lines(events, 'INV-46', { ...MANIFEST, explicitRegionStarts: EXPLICIT_51 })).toEqual([
       'INV-46@51: an explicit-region bracket owned by turn 2 while turn 3 is open',
     ])
   })
