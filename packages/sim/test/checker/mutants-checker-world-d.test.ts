@@ -11,41 +11,20 @@
  *   conversation call outside both a step and a bracket are reported at `min(L, lastSeq)`; a dispatch beyond
  *   the log's end is reported at the last seq with its own message.
  */
-import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CapturedRequest } from '@compaction-sim/core'
 import { checkLog } from '../../src/checker/run.ts'
 import type { WorldRecord } from '../../src/provider/world-record.ts'
-import { runScenario } from '../../src/run/run-scenario.ts'
-import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
-
-type RawEvent = { seq: number; type: string; data: Record<string, unknown>; [k: string]: unknown }
-
-interface Run {
-  events: RawEvent[]
-  requests: CapturedRequest[]
-  world: WorldRecord
-  manifest: string
-}
+import { tempDir } from '../cli/run-sim.ts'
+import { runOf, type RawEvent, type Run } from './world-runs.ts'
 
 let cleanup: () => Promise<void>
 let base: Run
 
-const lines = (text: string): unknown[] => text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown)
-
 beforeAll(async () => {
   let dir: string
   ;({ dir, cleanup } = await tempDir())
-  const report = await runScenario(join(REPO_ROOT, 'scenarios/smoke/basic-pressure.yaml'), { outDir: dir, cwd: REPO_ROOT })
-  expect(report.status).toBe('passed')
-  const stem = join(dir, (report.artifacts?.log ?? '').replace(/\.jsonl$/, ''))
-  base = {
-    events: lines(await readFile(`${stem}.jsonl`, 'utf8')) as RawEvent[],
-    requests: lines(await readFile(`${stem}.requests.jsonl`, 'utf8')) as CapturedRequest[],
-    world: JSON.parse(await readFile(`${stem}.world.json`, 'utf8')) as WorldRecord,
-    manifest: `${stem}.manifest.json`,
-  }
+  base = await runOf('scenarios/smoke/basic-pressure.yaml', dir)
 }, 120_000)
 afterAll(async () => {
   await cleanup()

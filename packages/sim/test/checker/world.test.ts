@@ -9,21 +9,9 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { CapturedRequest, RunManifest } from '@compaction-sim/core'
 import { checkLog, type CheckReport } from '../../src/checker/run.ts'
-import type { WorldRecord } from '../../src/provider/world-record.ts'
-import { runScenario } from '../../src/run/run-scenario.ts'
 import { validateWorldRecord } from '../../src/world/record-file.ts'
-import { REPO_ROOT, tempDir } from '../cli/run-sim.ts'
-
-type RawEvent = { seq: number; type: string; data: Record<string, unknown>; [k: string]: unknown }
-
-/** One scenario's artifacts, as `sim run` wrote them. */
-interface Run {
-  events: RawEvent[]
-  requests: CapturedRequest[]
-  world: WorldRecord
-  manifest: string | RunManifest
-  worldText: string
-}
+import { tempDir } from '../cli/run-sim.ts'
+import { runOf, type RawEvent, type Run } from './world-runs.ts'
 
 const SCENARIOS = {
   overflow: 'scenarios/faults/fault-01-overflow-thrown.yaml',
@@ -36,22 +24,6 @@ const SCENARIOS = {
 let dir: string
 let cleanup: () => Promise<void>
 const runs = new Map<string, Run>()
-
-const lines = (text: string): unknown[] => text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown)
-
-async function runOf(file: string, outDir: string): Promise<Run> {
-  const report = await runScenario(join(REPO_ROOT, file), { outDir, cwd: REPO_ROOT })
-  expect(report.status, `${file}: ${JSON.stringify(report.violations)}`).toBe('passed')
-  const stem = join(outDir, (report.artifacts?.log ?? '').replace(/\.jsonl$/, ''))
-  const worldText = await readFile(`${stem}.world.json`, 'utf8')
-  return {
-    events: lines(await readFile(`${stem}.jsonl`, 'utf8')) as RawEvent[],
-    requests: lines(await readFile(`${stem}.requests.jsonl`, 'utf8')) as CapturedRequest[],
-    world: JSON.parse(worldText) as WorldRecord,
-    manifest: `${stem}.manifest.json`,
-    worldText,
-  }
-}
 
 function get(name: keyof typeof SCENARIOS): Run {
   const r = runs.get(name)
