@@ -83,6 +83,28 @@ describe('INV-16: the summary record', () => {
     ])
   })
 
+  it('another field failing on a stream call is INV-02, not the stream-call repair (only field data.rawOutput is)', async () => {
+    // data.model is checked before the stream-call rule (§1.4.15), so its failure comes first in either edit.
+    const present = editedAppendixB((x) => { at(x, 54).data['model'] = 5 }) // #54 has llmStreamCall: true
+    expect(await linesAt(present, 54)).toEqual([
+      'INV-02@54: expected a string, got the number 5 (field data.model)',
+    ])
+    const missing = editedAppendixB((x) => {
+      at(x, 54).data['model'] = 5
+      delete at(x, 54).data['rawOutput']
+    })
+    expect(await linesAt(missing, 54)).toEqual([
+      'INV-02@54: expected a string, got the number 5 (field data.model)',
+    ])
+    const plain = editedAppendixB((x) => {
+      at(x, 54).data['model'] = 5
+      delete at(x, 54).data['llmStreamCall']
+    })
+    expect(await linesAt(plain, 54)).toEqual([
+      'INV-02@54: expected a string, got the number 5 (field data.model)',
+    ])
+  })
+
   it('a non-text block at a two-digit index (#10 of 11) is INV-16', async () => {
     const e = editedAppendixB((x) => {
       const blocks = at(x, 54).data['summary'] as Array<Record<string, unknown>>
