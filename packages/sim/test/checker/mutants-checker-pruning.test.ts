@@ -5,7 +5,8 @@
  * §12.3. It pins:
  * - INV-20: the end-of-log rule (a trailing prune is reported unless it is torn-final), each field of the
  *   replacement's shape (type, `surfaceOp` start/end, `sourceEventSeqs` present, one long, naming s), the
- *   `shadowedRange` end, and that an empty `shadowedSeqs` is judged only at the following event;
+ *   `shadowedRange` end, that an empty `shadowedSeqs` is judged only at the following event, and that a
+ *   duplicate or opaque line after the prune is reported without the check failing;
  * - INV-21: a prune of a non-surface node (message text), of the surface's first node (position 0);
  * - INV-22: multi-node replacements and replacements of non-tool-result nodes or with a non-tool-result
  *   message are not judged; a rewrite of a node within the threshold is INV-23's, not INV-22's; the
@@ -83,6 +84,29 @@ describe('INV-20: the event after the prune must be the replacement of exactly s
     expect(of(r, 'INV-20')).toEqual(['INV-20@15'])
     expect(messagesOf(r, 'INV-20')).toEqual(['the event after compaction/prune #14 is step/start, not the tool/result replacement of node 12 citing [12]'])
     expect(failuresOf(r, 'INV-20')).toEqual([])
+  })
+
+  it('a duplicate of #14 right after it: the prune is reported at the copy, and no check fails', async () => {
+    const e = appendixB()
+    const i = e.findIndex((x) => x.seq === 14)
+    e.splice(i + 1, 0, structuredClone(e[i]!)) // line 15 holds seq 14 again; #15 follows it
+    const r = await report(e)
+    expect(r.violations.map((v) => `${v.id}@${v.seq}: ${v.message}`)).toEqual([
+      'INV-20@14: the event after compaction/prune #14 is compaction/prune, not the tool/result replacement of node 12 citing [12]',
+      'INV-01@15: event line 15 holds seq 14 (a duplicate or out-of-order seq); the k-th event must hold seq k',
+    ])
+    expect(r.internalErrors).toEqual([])
+  })
+
+  it('an opaque #15 (its message is a number, INV-02): reported as an event after the prune, and no check fails', async () => {
+    const e = appendixB()
+    at(e, 15).data['message'] = 5
+    const r = await report(e)
+    expect(messagesOf(r, 'INV-20')).toEqual([
+      'the event after compaction/prune #14 is tool/result, not the tool/result replacement of node 12 citing [12]',
+    ])
+    expect(of(r, 'INV-20')).toEqual(['INV-20@15'])
+    expect(r.internalErrors).toEqual([])
   })
 
   it('a tool/result append: reported without a "replacing" part', async () => {
