@@ -11,6 +11,8 @@
  * - INV-28: an unbalanced cut before the span; INV-29: explicit exemption, the tokens form without a capacity,
  *   calibrated tails, spans off the surface; INV-30: which types and blocks are looked at, near-copies of the
  *   summary text; INV-31: which brackets count as successes and which starts are bounded.
+ * - unusual neighbours (an opaque line before a tool/result, a plain user/message inside an open bracket, a
+ *   pressure bracket without a routed target, whitespace-only and non-text summary blocks) make no hook fail.
  */
 import type { RunManifest } from '@compaction-sim/core'
 import { describe, expect, it } from 'vitest'
@@ -300,6 +302,57 @@ describe('INV-27: head-anchored spans, and HARD-6\'s anchor after the open turn\
 
   it('HARD-6 on: a seq missing inside the open turn (#41 dropped) is no internal error', async () => {
     const r = await check(ab((e) => { firstShadowed([47])(e); e.splice(e.findIndex((x) => x.seq === 41), 1) }), openPrompt)
+    expect(r.internalErrors).toEqual([])
+  })
+})
+
+describe('INV-25, INV-27, INV-29, INV-30: unusual neighbours are judged, and no hook fails', () => {
+  it('INV-25: a tool/result right after an opaque line (#14 with a string shadowedTokenCount) is not a prune pair', async () => {
+    const r = await check(ab((e) => { at(e, 14).data['shadowedTokenCount'] = 'x' }))
+    expect(of(r, 'INV-02')).toEqual(['INV-02@14: expected a non-negative number, got the string "x" (field data.shadowedTokenCount)'])
+    expect(of(r, 'INV-25')).toEqual([])
+    expect(r.internalErrors).toEqual([])
+  })
+
+  it('INV-27: a plain user/message inside the open bracket, before its summary (#53 replaced), is not a checkpoint', async () => {
+    const r = await check(ab((e) => {
+      const x = at(e, 53)
+      x.type = 'user/message'
+      x.data = { id: 'm-x', role: 'user', content: [{ type: 'text', text: 'hi' }], source: { kind: 'user' } }
+      x['surfaceOp'] = 'append'
+    }))
+    expect(of(r, 'INV-27')).toEqual([])
+    expect(r.internalErrors).toEqual([])
+  })
+
+  it('INV-29: a pressure bracket without a routed target (every header names no provider) leaves the tail unjudged', async () => {
+    const r = await check(ab((e) => {
+      for (const s of [4, 17, 31]) ((at(e, s).data['header'] as Record<string, unknown>)['config'] as Record<string, unknown>)['provider'] = ''
+    }))
+    expect(of(r, 'INV-25')).toEqual([
+      'INV-25@14: a prune run without a routed target (no request/header): automatic policy does nothing (§3.5 step 1)',
+      'INV-25@51: an automatic pressure bracket without a routed target (no request/header): automatic policy does nothing (§3.5 step 1)',
+    ])
+    expect(of(r, 'INV-29')).toEqual([])
+    expect(r.internalErrors).toEqual([])
+  })
+
+  it('INV-30: a whitespace-only summary block is not remembered, so the same whitespace on the surface is no copy', async () => {
+    const r = await check(ab((e) => {
+      ;(at(e, 54).data['summary'] as Array<Record<string, unknown>>).push({ type: 'text', text: '  \n ' })
+      ;(at(e, 64).data['message'] as { content: Array<Record<string, unknown>> }).content[0]!['text'] = '  \n '
+    }))
+    expect(of(r, 'INV-30')).toEqual([])
+    expect(r.internalErrors).toEqual([])
+  })
+
+  it('INV-30: a summary holding a non-text block (INV-16, folded as written) is judged without failing', async () => {
+    const r = await check(ab((e) => { (at(e, 54).data['summary'] as Array<Record<string, unknown>>)[0]!['type'] = 'image' }))
+    expect(of(r, 'INV-16')).toEqual([
+      'INV-16@54: expected \'text\', got the string "image" (field data.summary[0].type)',
+      'INV-16@54: summary holds a block that is not text',
+    ])
+    expect(of(r, 'INV-30')).toEqual([])
     expect(r.internalErrors).toEqual([])
   })
 })
