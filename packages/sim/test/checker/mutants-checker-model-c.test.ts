@@ -6,13 +6,18 @@
  *   messages name the restore at #52 (the crash path of `resumesWithoutEndSeed`); without the crash, no note;
  * - INV-14's input hook after an opaque compaction/prune #14 (the replacement #15 follows a line without an
  *   event) and its before hook on a plain user/message inside the open bracket before any summary;
- * - INV-20's input hook on a duplicate and on an opaque line right after the prune.
+ * - INV-20's input hook on a duplicate and on an opaque line right after the prune;
+ * - a `text/offload` (hardened HARD-5) re-prices its node: the pressure figure INV-25 prints at a later bracket is
+ *   the projected one;
+ * - only an `error` finish is capacity evidence (hardened HARD-8): an `aborted` finish whose failure states a
+ *   prompt count leaves the INV-25 figure uncalibrated.
  * Every case asserts that no check failed (`internalErrors` is empty).
  */
-import type { RunManifest } from '@compaction-sim/core'
+import { Seq, userTextReadOnlyPath, type RunManifest, type TextBlock } from '@compaction-sim/core'
+import { LogBuilder } from '@compaction-sim/fixtures'
 import { describe, expect, it } from 'vitest'
-import type { CheckReport } from '../../src/checker/run.ts'
-import { appendixB, at, checkedReport, type AppendixEvent } from './support.ts'
+import { checkLog, type CheckReport } from '../../src/checker/run.ts'
+import { appendixB, at, checkedReport, reportOf, type AppendixEvent } from './support.ts'
 
 /** Every violation of a report as `id@seq: message`. */
 const lines = (r: CheckReport): string[] => r.violations.map((v) => `${v.id}@${v.seq}: ${v.message}`)
@@ -104,6 +109,60 @@ describe('INV-20: the line after compaction/prune #14 is no event', () => {
       'INV-16@54: shadowedSeqs name [15], which are not current surface nodes',
       'INV-05@55: sourceEventSeqs must cite every node of the span [3, 10, 12, 23, 28, 37, 42]; missing [12]',
       'INV-14@55: the fold shadows [3, 10, 12, 23, 28, 37, 42] but the summary (#54) names shadowedSeqs [3, 10, 15, 23, 28, 37, 42]',
+    ])
+    expect(r.internalErrors).toEqual([])
+  })
+})
+
+describe('text/offload re-prices the projected node (HARD-5, the pressure figure of INV-25)', () => {
+  const ROUTE = { provider: 'mock', model: 'mock-1k', contextWindow: 1000 }
+  const ON: RunManifest = {
+    scenario: 'hardened-text', compaction: { hardening: { oversizedUserText: true } } as never, routes: [ROUTE], faults: [],
+  }
+  const text = (value: string): TextBlock => ({ type: 'text', text: value })
+
+  it('a pressure bracket after the offload of a 2400-character paste (604 tokens) sees 79 tokens, not 620', async () => {
+    const b = new LogBuilder({ route: ROUTE })
+    b.turnStart()
+    b.stepStart()
+    const user = b.user([text('paste '.repeat(400))], 'm-user-1')
+    b.header('initial')
+    b.context()
+    b.add('text/offload', { seq: Seq(user), blockIndex: 0, tokens: 604, bound: 500, path: userTextReadOnlyPath('m-user-1', 0) } as never)
+    b.reply([text('Read the paste.')], 'm-asst-1')
+    b.stepEnd()
+    const start = b.add('compaction/start', { compactionId: 'cmp-1', turn: 1 } as never)
+    expect(start).toBe(12)
+    const r = reportOf(await checkLog(b.events, { dialect: 'seed', manifest: ON }))
+    expect(lines(r)).toEqual([
+      'INV-19@12: bracket cmp-1 (#12) is still open at the end of the log and no crash or close fault explains it',
+      'INV-25@12: an automatic pressure bracket below pressure: totalTokens 79 < threshold 800 of mock/mock-1k',
+    ])
+    expect(r.internalErrors).toEqual([])
+  })
+})
+
+describe('an aborted finish is no capacity rejection (HARD-8 calibration)', () => {
+  const ROUTE = { provider: 'mock', model: 'mock-1k', contextWindow: 1000 }
+  const ON: RunManifest = {
+    scenario: 'hardened-capacity', compaction: { hardening: { capacitySanity: true } } as never, routes: [ROUTE], faults: [],
+  }
+
+  it('an aborted finish stating 900 prompt tokens: the bracket after step/end still sees 158 tokens, uncalibrated', async () => {
+    const b = new LogBuilder({ route: ROUTE })
+    b.turnStart()
+    b.stepStart()
+    b.user([{ type: 'text', text: 'hello '.repeat(100) }], 'm-user-1')
+    b.header('initial')
+    b.context()
+    const failure = { code: 'CONTEXT_WINDOW_EXCEEDED', message: 'your messages resulted in 900 tokens' }
+    expect(b.add('assistant/chunk', { turn: 1, step: 1, chunk: { type: 'finish', reason: { kind: 'aborted', failure } } } as never)).toBe(5)
+    b.stepEnd()
+    expect(b.add('compaction/start', { compactionId: 'cmp-1', turn: 1 } as never)).toBe(7)
+    const r = reportOf(await checkLog(b.events, { dialect: 'seed', manifest: ON }))
+    expect(lines(r)).toEqual([
+      'INV-19@7: bracket cmp-1 (#7) is still open at the end of the log and no crash or close fault explains it',
+      'INV-25@7: an automatic pressure bracket below pressure: totalTokens 158 < threshold 800 of mock/mock-1k',
     ])
     expect(r.internalErrors).toEqual([])
   })
