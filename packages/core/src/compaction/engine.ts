@@ -324,9 +324,11 @@ export class CompactionEngine {
     }
     const hardened = this.hardenedShrink(thresholdTokens)
     // HARD-2: the summary route's limits (after the prune, which stays right after the lock check); the surface
-    // is measured again after the lookup. Faithful: no lookup, no await.
+    // is measured again after the lookup. Faithful: no lookup.
     const summaryRoute = this.hardening.summaryRoom === null ? undefined : await this.summaryRoute(signal)
-    if (this.hardening.summaryRoom !== null) m = this.meter.measure() // also when the lookup found no route: it awaited
+    // Whatever awaited since `m` was taken (the pressure check's return, HARD-2's lookup, also one that found no route)
+    // may have let a foreign append land: select on the log as it is now.
+    if (this.hardening.summaryRoom !== null || m.logRevision !== this.log.length) m = this.meter.measure()
     const attempts = decision.policy.compactionRetries + 1 // step 10
     let result: CompactionResult | null = null
     for (let attempt = 0; attempt < attempts; attempt++) {
