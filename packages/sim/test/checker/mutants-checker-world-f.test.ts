@@ -14,12 +14,11 @@
  *   check's own API lets one through, checkLog's capture validation refuses it) is outside everything.
  */
 import { describe, expect, it } from 'vitest'
-import type { CapturedRequest, LogEvent, TokenUsage } from '@compaction-sim/core'
+import type { CapturedRequest, TokenUsage } from '@compaction-sim/core'
 import { checkLog } from '../../src/checker/run.ts'
-import type { FoldItem, RunContext } from '../../src/checker/types.ts'
-import { WORLD_CHECKS } from '../../src/checker/world.ts'
 import type { WorldRecord, WorldRequest } from '../../src/provider/world-record.ts'
 import { appendixB, foreign, reportOf, violationLines, type AppendixEvent } from './support.ts'
+import { runWorldHooks } from './world-hooks.ts'
 
 type Purpose = 'conversation' | 'compaction'
 
@@ -165,19 +164,8 @@ describe('WORLD-06: the step and bracket state at a dispatch', () => {
 
 describe('WORLD-06 through the check itself: a dispatch revision before the log', () => {
   /** WORLD-06's `id@seq: message` lines for `events` (types only) and the capture, run through its own hooks. */
-  function direct(types: string[], requests: CapturedRequest[], w: WorldRecord): string[] {
-    const check = WORLD_CHECKS.find((c) => c.id === 'WORLD-06')
-    if (check === undefined) throw new Error('no WORLD-06')
-    const ctx = { dialect: 'seed', inputs: { faults: [] }, requests, world: w } as unknown as RunContext
-    const out: string[] = []
-    const hooks = check.create(ctx, {
-      violation: (seq, message) => { out.push(`WORLD-06@${seq}: ${message}`) },
-      skip: (seq, reason) => { out.push(`skip@${seq}: ${reason}`) },
-    })
-    for (const [seq, type] of types.entries()) hooks.after?.({ seq, type, data: {} } as unknown as LogEvent, {} as FoldItem, {} as never)
-    hooks.end?.({} as never)
-    return out
-  }
+  const direct = (types: string[], requests: CapturedRequest[], w: WorldRecord): string[] =>
+    runWorldHooks('WORLD-06', types.map((type) => ({ type })), requests, w)
 
   const inside = ['turn/start', 'step/start', 'compaction/start', 'x/note']
 

@@ -14,25 +14,11 @@
  * - the join falls back to an empty capture when the context has none.
  */
 import { describe, expect, it } from 'vitest'
-import type { CapturedRequest, LogEvent } from '@compaction-sim/core'
-import type { FoldItem, RunContext } from '../../src/checker/types.ts'
-import { WORLD_CHECKS } from '../../src/checker/world.ts'
+import type { CapturedRequest } from '@compaction-sim/core'
 import type { WorldRecord, WorldRequest } from '../../src/provider/world-record.ts'
+import { captured as cap, runWorldHooks, served, worldOf as world, type Purpose } from './world-hooks.ts'
 
-type Purpose = 'conversation' | 'compaction'
 type Ev = [type: string, data?: Record<string, unknown>]
-
-function cap(index: number, purpose: Purpose, at: number, outcome: CapturedRequest['outcome'] = 'stop', extra: Partial<CapturedRequest> = {}): CapturedRequest {
-  return { index, logRevisionAtDispatch: at, time: 0, purpose, provider: 'p', model: 'm', messages: [], outcome, ...extra }
-}
-
-function served(index: number, purpose: Purpose, extra: Partial<WorldRequest> = {}): WorldRequest {
-  return {
-    index, purpose, model: 'm', route: 'm', stream: true, images: [],
-    answer: { kind: 'reply', status: 200, finish: 'stop' }, failureClass: null, usage: null, usageDelivery: 'omitted',
-    ...extra,
-  } as WorldRequest
-}
 
 function failed(index: number, purpose: Purpose, cls: string, extra: Partial<WorldRequest> = {}): WorldRequest {
   return served(index, purpose, { answer: { kind: 'reject', status: 400 }, failureClass: cls, ...extra })
@@ -41,24 +27,9 @@ function failed(index: number, purpose: Purpose, cls: string, extra: Partial<Wor
 const offload = (index: number, purpose: Purpose, n: number, images: string[]): WorldRequest =>
   failed(index, purpose, 'IMAGE_OFFLOAD_REQUIRED', { offloadImages: n, images })
 
-function world(requests: WorldRequest[], routes: Array<{ model: string; contextWindow: number | null }> = []): WorldRecord {
-  return { schemaVersion: 1, kind: 'compaction-sim/world-record', wire: 'openai', captureOffset: 0, logOffset: 0, routes, requests } as unknown as WorldRecord
-}
-
 /** `id@seq: message` lines of check `id` run through its own hooks over `events`; a throw fails the test. */
-function direct(id: string, events: Ev[], requests: CapturedRequest[] | null, w: WorldRecord): string[] {
-  const check = WORLD_CHECKS.find((c) => c.id === id)
-  if (check === undefined) throw new Error(`no ${id}`)
-  const ctx = { dialect: 'seed', inputs: { faults: [] }, requests, world: w } as unknown as RunContext
-  const out: string[] = []
-  const hooks = check.create(ctx, {
-    violation: (seq, message) => { out.push(`${id}@${seq}: ${message}`) },
-    skip: (seq, reason) => { out.push(`skip@${seq}: ${reason}`) },
-  })
-  for (const [seq, [type, data]] of events.entries()) hooks.after?.({ seq, type, data: data ?? {} } as unknown as LogEvent, {} as FoldItem, {} as never)
-  hooks.end?.({} as never)
-  return out
-}
+const direct = (id: string, events: Ev[], requests: CapturedRequest[] | null, w: WorldRecord): string[] =>
+  runWorldHooks(id, events.map(([type, data]) => (data === undefined ? { type } : { type, data })), requests, w)
 
 const notes = (n: number): Ev[] => Array.from({ length: n }, (): Ev => ['x/note'])
 

@@ -14,50 +14,22 @@
  * - WORLD-04: the summary text is the concatenation of its text blocks only.
  */
 import { describe, expect, it } from 'vitest'
-import type { CapturedRequest, LogEvent } from '@compaction-sim/core'
-import type { FoldItem, RunContext } from '../../src/checker/types.ts'
+import type { CapturedRequest } from '@compaction-sim/core'
 import { WORLD_CHECKS } from '../../src/checker/world.ts'
-import type { WorldRecord, WorldRequest, WorldRoute } from '../../src/provider/world-record.ts'
+import type { WorldRecord, WorldRequest } from '../../src/provider/world-record.ts'
+import { captured, runWorldHooks, served, worldContext, worldOf as world, type HookEvent as Ev, type Purpose } from './world-hooks.ts'
 
-type Purpose = 'conversation' | 'compaction'
-type Ev = { type: string; data?: Record<string, unknown> }
-
-function cap(index: number, purpose: Purpose, at: number, outcome: CapturedRequest['outcome'] = 'stop', failureCode?: string): CapturedRequest {
-  const c: CapturedRequest = { index, logRevisionAtDispatch: at, time: 0, purpose, provider: 'p', model: 'm', messages: [], outcome }
-  if (failureCode !== undefined) c.failureCode = failureCode
-  return c
-}
-
-function served(index: number, purpose: Purpose, extra: Partial<WorldRequest> = {}): WorldRequest {
-  return {
-    index, purpose, model: 'm', route: 'm', stream: true, images: [],
-    answer: { kind: 'reply', status: 200, finish: 'stop' }, failureClass: null, usage: null, usageDelivery: 'omitted',
-    ...extra,
-  } as WorldRequest
-}
+const cap = (index: number, purpose: Purpose, at: number, outcome: CapturedRequest['outcome'] = 'stop', failureCode?: string): CapturedRequest =>
+  captured(index, purpose, at, outcome, failureCode === undefined ? {} : { failureCode })
 
 function failed(index: number, purpose: Purpose, failureClass: string, status: number, extra: Partial<WorldRequest> = {}): WorldRequest {
   return served(index, purpose, { answer: { kind: 'reject', status }, failureClass, ...extra } as Partial<WorldRequest>)
 }
 
-function world(requests: WorldRequest[], routes: Array<Pick<WorldRoute, 'model' | 'contextWindow'>> = []): WorldRecord {
-  return { schemaVersion: 1, kind: 'compaction-sim/world-record', wire: 'openai', captureOffset: 0, logOffset: 0, routes, requests } as unknown as WorldRecord
-}
-
-/** `id@seq: message` lines of check `id` over `evs` (seq = index), run through the check's own hooks. */
+/** `id@seq: message` lines of check `id` over `evs` (seq = index), run through the check's own hooks; the check applies. */
 function run(id: string, evs: Ev[], requests: CapturedRequest[], w: WorldRecord): string[] {
-  const check = WORLD_CHECKS.find((c) => c.id === id)
-  if (check === undefined) throw new Error(`no ${id}`)
-  const ctx = { dialect: 'seed', inputs: { faults: [] }, requests, world: w } as unknown as RunContext
-  expect(check.applicability?.(ctx)).toEqual({ kind: 'applies' })
-  const out: string[] = []
-  const hooks = check.create(ctx, {
-    violation: (seq, message) => { out.push(`${id}@${seq}: ${message}`) },
-    skip: (seq, reason) => { out.push(`skip@${seq}: ${reason}`) },
-  })
-  for (const [seq, e] of evs.entries()) hooks.after?.({ seq, type: e.type, data: e.data ?? {} } as unknown as LogEvent, {} as FoldItem, {} as never)
-  hooks.end?.({} as never)
-  return out
+  expect(WORLD_CHECKS.find((c) => c.id === id)?.applicability?.(worldContext(requests, w))).toEqual({ kind: 'applies' })
+  return runWorldHooks(id, evs, requests, w)
 }
 
 const retry = (code: string): Ev => ({ type: 'llm/retry', data: { failure: { code } } })
